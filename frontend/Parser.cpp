@@ -1,0 +1,887 @@
+// Parser.cpp — runs the ANTLR-generated lexer and parser, rewrites ANTLR's error messages into
+// readable Clang-style diagnostics, and builds the AST from the parse tree.
+#include "frontend/Parser.h"
+
+#include "support/Diagnostics.h"
+#include "support/SourceManager.h"
+
+#include "TDSLLexer.h"
+#include "TDSLParser.h"
+#include "antlr4-runtime.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace tdsl {
+namespace {
+
+using P = TDSLParser;
+
+// ---------------------------------------------------------------------------------------------
+// Token locations
+// ---------------------------------------------------------------------------------------------
+
+SourceLoc tokenBegin(uint32_t file, const antlr4::Token *t) {
+  return SourceLoc{file, static_cast<uint32_t>(t->getLine()),
+                   static_cast<uint32_t>(t->getCharPositionInLine()) + 1};
+}
+
+size_t tokenLength(const antlr4::Token *t) {
+  if (t->getType() == antlr4::Token::EOF) return 0;
+  return t->getStopIndex() >= t->getStartIndex() ? t->getStopIndex() - t->getStartIndex() + 1 : 0;
+}
+
+SourceLoc tokenEnd(uint32_t file, const antlr4::Token *t) {
+  SourceLoc l = tokenBegin(file, t);
+  l.col += static_cast<uint32_t>(tokenLength(t));
+  return l;
+}
+
+SourceRange tokenRange(uint32_t file, const antlr4::Token *t) {
+  return SourceRange(tokenBegin(file, t), tokenEnd(file, t));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Error reporting
+// ---------------------------------------------------------------------------------------------
+
+/// How a token is named in messages: `';'`, `identifier`, `'block'`.
+std::string describeTokenType(const antlr4::dfa::Vocabulary &vocab, ssize_t type) {
+  if (type == static_cast<ssize_t>(antlr4::Token::EOF)) return "end of file";
+  switch (type) {
+  case P::ID: return "identifier";
+  case P::INT: return "integer literal";
+  case P::FLOAT: return "float literal";
+  case P::STRING: return "string literal";
+  default: break;
+  }
+  std::string lit = vocab.getLiteralName(type);
+  if (!lit.empty()) return lit; // already quoted: 'func'
+  return vocab.getDisplayName(type);
+}
+
+bool isKeyword(size_t type) { return type >= P::IMPORT && type <= P::INF; }
+
+/// What a rule is called in "expected ';' after …".
+const char *ruleNoun(size_t ruleIndex) {
+  switch (ruleIndex) {
+  case P::RuleImportDecl: return "import";
+  case P::RuleAllocStmt: return "alloc";
+  case P::RuleStmt: return "statement";
+  case P::RuleExternDecl: return "extern declaration";
+  case P::RuleGraphStmt: return "statement";
+  case P::RuleSchedStmt: return "schedule statement";
+  case P::RuleCallValue: return "call";
+  default: return "expression";
+  }
+}
+
+/// ANTLR's default recovery (single-token insertion/deletion, then resynchronisation) with the
+/// messages replaced. One error is reported per recovery, so a file yields all its distinct
+/// syntax errors without cascades.
+class TDSLErrorStrategy : public antlr4::DefaultErrorStrategy {
+public:
+  TDSLErrorStrategy(uint32_t file, const SourceManager &sm, DiagnosticEngine &diags)
+      : file_(file), sm_(sm), diags_(diags) {}
+
+  unsigned errors = 0;
+
+protected:
+  void reportNoViableAlternative(antlr4::Parser *p, const antlr4::NoViableAltException &e) override {
+    report(p, e.getOffendingToken(), p->getExpectedTokens(), /*missing=*/false);
+  }
+  void reportInputMismatch(antlr4::Parser *p, const antlr4::InputMismatchException &e) override {
+    report(p, e.getOffendingToken(), e.getExpectedTokens(), /*missing=*/false);
+  }
+  void reportFailedPredicate(antlr4::Parser *p, const antlr4::FailedPredicateException &e) override {
+    report(p, e.getOffendingToken(), p->getExpectedTokens(), false);
+  }
+  void reportUnwantedToken(antlr4::Parser *p) override {
+    if (inErrorRecoveryMode(p)) return;
+    beginErrorCondition(p);
+    antlr4::Token *t = p->getCurrentToken();
+    if (t->getType() == antlr4::Token::EOF) {
+      report(p, t, getExpectedTokens(p), false);
+      return;
+    }
+    emit(tokenRange(file_, t), "unexpected " + quote(p, t));
+  }
+  void reportMissingToken(antlr4::Parser *p) override {
+    if (inErrorRecoveryMode(p)) return;
+    beginErrorCondition(p);
+    report(p, p->getCurrentToken(), getExpectedTokens(p), /*missing=*/true);
+  }
+
+private:
+  std::string quote(antlr4::Parser *p, antlr4::Token *t) {
+    if (t->getType() == antlr4::Token::EOF) return "end of file";
+    if (t->getType() == P::ID) return "identifier '" + t->getText() + "'";
+    if (t->getType() == P::INT || t->getType() == P::FLOAT) return "number '" + t->getText() + "'";
+    if (t->getType() == P::STRING) return "string literal";
+    if (isKeyword(t->getType())) return "keyword '" + t->getText() + "'";
+    (void)p;
+    return "'" + t->getText() + "'";
+  }
+
+  /// The token before `t` on the default channel (null at the start of the file).
+  antlr4::Token *previousToken(antlr4::Parser *p, antlr4::Token *t) {
+    auto *stream = p->getTokenStream();
+    for (ssize_t i = static_cast<ssize_t>(t->getTokenIndex()) - 1; i >= 0; --i) {
+      antlr4::Token *prev = stream->get(static_cast<size_t>(i));
+      if (prev->getChannel() == antlr4::Token::DEFAULT_CHANNEL) return prev;
+    }
+    return nullptr;
+  }
+
+  void report(antlr4::Parser *p, antlr4::Token *t, const antlr4::misc::IntervalSet &expected,
+              bool missing) {
+    const auto &vocab = p->getVocabulary();
+    std::vector<ssize_t> want = expected.toList();
+    auto wants = [&](ssize_t type) { return expected.contains(type); };
+    antlr4::Token *prev = previousToken(p, t);
+    bool atEof = t->getType() == antlr4::Token::EOF;
+    // A missing token is reported just after the previous token (Clang's "expected ';' after");
+    // one at end of file at the end of the last line.
+    SourceRange afterPrev = prev ? SourceRange(tokenEnd(file_, prev)) : tokenRange(file_, t);
+    SourceRange at = atEof ? SourceRange(sm_.endOfFile(file_)) : tokenRange(file_, t);
+
+    bool exprStart = wants(P::INT) && wants(P::ID) && wants(P::FLOAT);
+    ssize_t semi = tokenTypeOf(vocab, "';'");
+    if (semi >= 0 && wants(semi) && (missing || want.size() <= 3 || !exprStart)) {
+      const char *noun = ruleNoun(p->getContext()->getRuleIndex());
+      emit(afterPrev, std::string("expected ';' after ") + noun);
+      return;
+    }
+    if (exprStart && (want.size() > 4)) {
+      emit(atEof ? afterPrev : at, std::string("expected expression") +
+                                       (atEof ? "" : ", found " + quote(p, t)));
+      return;
+    }
+    if (want.size() == 1 && want[0] == P::ID) {
+      std::string msg = "expected identifier";
+      if (isKeyword(t->getType()))
+        msg += "; '" + t->getText() + "' is a reserved keyword";
+      else if (!atEof)
+        msg += ", found " + quote(p, t);
+      emit(atEof ? afterPrev : at, msg);
+      return;
+    }
+    // Closing brackets and other single tokens are reported where they were expected.
+    if (!want.empty() && want.size() <= 4) {
+      std::string list;
+      for (size_t i = 0; i < want.size(); ++i) {
+        if (i) list += i + 1 == want.size() ? " or " : ", ";
+        list += describeTokenType(vocab, want[i]);
+      }
+      std::string msg = "expected " + list;
+      if (atEof)
+        msg += " at end of file";
+      else if (!missing)
+        msg += ", found " + quote(p, t);
+      emit(missing || atEof ? (atEof ? at : afterPrev) : at, msg);
+      return;
+    }
+    if (atEof) {
+      emit(at, "unexpected end of file");
+      return;
+    }
+    emit(at, "unexpected " + quote(p, t));
+  }
+
+  static ssize_t tokenTypeOf(const antlr4::dfa::Vocabulary &vocab, const std::string &literal) {
+    for (size_t i = 0; i <= vocab.getMaxTokenType(); ++i)
+      if (vocab.getLiteralName(i) == literal) return static_cast<ssize_t>(i);
+    return -1;
+  }
+
+  void emit(SourceRange at, std::string msg) {
+    // Recovery can stumble twice over one place; one message per location is enough.
+    if (!reported_.insert({at.begin.line, at.begin.col}).second) return;
+    ++errors;
+    diags_.error(at, std::move(msg));
+  }
+
+  uint32_t file_;
+  const SourceManager &sm_;
+  DiagnosticEngine &diags_;
+  std::set<std::pair<uint32_t, uint32_t>> reported_;
+};
+
+/// ANTLR prints to stderr by default; every message goes through the error strategy instead.
+class SilentListener : public antlr4::BaseErrorListener {};
+
+// ---------------------------------------------------------------------------------------------
+// Lexical checks that run before parsing
+// ---------------------------------------------------------------------------------------------
+
+constexpr unsigned kMaxNesting = 256;
+
+enum class LexResult { Ok, Errors, TooDeep };
+
+/// Reports invalid characters, unterminated strings and comments (lexed onto the hidden
+/// channel so that parsing continues without them), and refuses nesting deep enough to
+/// exhaust the parser's stack.
+LexResult checkTokens(uint32_t file, antlr4::CommonTokenStream &tokens, DiagnosticEngine &diags) {
+  bool ok = true;
+  unsigned depth = 0, unaryRun = 0;
+  for (antlr4::Token *t : tokens.getTokens()) {
+    switch (t->getType()) {
+    case P::ERROR_CHAR: {
+      std::string text = t->getText();
+      unsigned char c = text.empty() ? 0 : static_cast<unsigned char>(text[0]);
+      std::ostringstream msg;
+      if (c >= 0x20 && c < 0x7f)
+        msg << "invalid character '" << text << "'";
+      else
+        msg << "invalid character in source (byte 0x" << std::hex << static_cast<unsigned>(c)
+            << ")";
+      diags.error(tokenRange(file, t), msg.str());
+      ok = false;
+      break;
+    }
+    case P::UNTERMINATED_STRING:
+      diags.error(SourceRange(tokenBegin(file, t)), "unterminated string literal");
+      ok = false;
+      break;
+    case P::UNTERMINATED_COMMENT:
+      diags.error(SourceRange(tokenBegin(file, t)), "unterminated /* comment");
+      ok = false;
+      break;
+    default: break;
+    }
+    if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
+    std::string text = t->getType() == antlr4::Token::EOF ? "" : t->getText();
+    if (text == "(" || text == "[" || text == "{") ++depth;
+    if (text == ")" || text == "]" || text == "}") depth = depth ? depth - 1 : 0;
+    unaryRun = (text == "-" || text == "!") ? unaryRun + 1 : 0;
+    if (depth > kMaxNesting || unaryRun > kMaxNesting) {
+      diags.error(tokenRange(file, t), "nesting is too deep (more than " +
+                                           std::to_string(kMaxNesting) + " levels)");
+      return LexResult::TooDeep;
+    }
+  }
+  return ok ? LexResult::Ok : LexResult::Errors;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parse tree to AST
+// ---------------------------------------------------------------------------------------------
+
+class ASTBuilder {
+public:
+  ASTBuilder(uint32_t file, DiagnosticEngine &diags) : file_(file), diags_(diags) {}
+
+  std::unique_ptr<ast::Module> build(P::ModuleContext *ctx) {
+    auto m = std::make_unique<ast::Module>();
+    m->fileId = file_;
+    for (P::ItemContext *item : ctx->item()) {
+      if (auto *c = item->importDecl()) m->items.push_back(import(c));
+      else if (auto *c = item->funcDecl()) m->items.push_back(func(c));
+      else if (auto *c = item->graphDecl()) m->items.push_back(graph(c));
+      else if (auto *c = item->externDecl()) m->items.push_back(externDecl(c));
+      else if (auto *c = item->scheduleDecl()) m->items.push_back(schedule(c));
+    }
+    return m;
+  }
+
+private:
+  SourceRange range(antlr4::ParserRuleContext *ctx) {
+    antlr4::Token *stop = ctx->getStop() ? ctx->getStop() : ctx->getStart();
+    return SourceRange(tokenBegin(file_, ctx->getStart()), tokenEnd(file_, stop));
+  }
+  SourceRange range(antlr4::tree::TerminalNode *n) { return tokenRange(file_, n->getSymbol()); }
+
+  ast::Ident ident(antlr4::tree::TerminalNode *n) {
+    ast::Ident id;
+    id.name = n->getText();
+    id.range = range(n);
+    return id;
+  }
+
+  std::string unescape(antlr4::tree::TerminalNode *n) {
+    std::string text = n->getText();
+    std::string out;
+    for (size_t i = 1; i + 1 < text.size(); ++i) {
+      char c = text[i];
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      char e = text[++i];
+      if (e == 'n') out += '\n';
+      else if (e == '"' || e == '\\') out += e;
+      else {
+        SourceLoc l = tokenBegin(file_, n->getSymbol());
+        l.col += static_cast<uint32_t>(i - 1);
+        diags_.error(SourceRange(l, SourceLoc{l.file, l.line, l.col + 2}),
+                     std::string("unknown escape sequence '\\") + e + "'");
+        out += e;
+      }
+    }
+    return out;
+  }
+
+  // -- items ----------------------------------------------------------------------------------
+
+  ast::ItemPtr import(P::ImportDeclContext *c) {
+    auto d = std::make_unique<ast::ImportDecl>();
+    d->range = range(c);
+    d->path = unescape(c->STRING());
+    d->pathRange = range(c->STRING());
+    if (d->path.empty()) diags_.error(d->pathRange, "empty import path");
+    return d;
+  }
+
+  std::vector<ast::Param> params(P::ParamListContext *c) {
+    std::vector<ast::Param> out;
+    if (!c) return out;
+    for (P::ParamContext *p : c->param()) {
+      ast::Param param;
+      param.range = range(p);
+      param.name = ident(p->ID());
+      param.type = type(p->type());
+      out.push_back(std::move(param));
+    }
+    return out;
+  }
+
+  std::vector<ast::GenericParam> generics(P::GenericParamsContext *c) {
+    std::vector<ast::GenericParam> out;
+    if (!c) return out;
+    for (P::GenericParamContext *g : c->genericParam()) {
+      ast::GenericParam gp;
+      gp.range = range(g);
+      gp.name = ident(g->ID(0));
+      gp.dtype = ident(g->ID(1));
+      out.push_back(std::move(gp));
+    }
+    return out;
+  }
+
+  ast::Type type(P::TypeContext *c) {
+    ast::Type t;
+    t.range = range(c);
+    t.dtype = ident(c->ID());
+    t.isTensor = c->children.size() > 1;
+    if (c->exprList()) t.dims = exprs(c->exprList());
+    return t;
+  }
+
+  ast::ItemPtr func(P::FuncDeclContext *c) {
+    auto f = std::make_unique<ast::FuncDecl>();
+    f->range = range(c);
+    f->name = ident(c->ID());
+    f->generics = generics(c->genericParams());
+    f->inputs = params(c->paramList());
+    f->outputs = params(c->funcResults()->paramList());
+    for (P::FuncBodyItemContext *item : c->funcBodyItem()) f->body.push_back(bodyItem(item));
+    return f;
+  }
+
+  ast::ItemPtr externDecl(P::ExternDeclContext *c) {
+    auto e = std::make_unique<ast::ExternDecl>();
+    e->range = range(c);
+    e->name = ident(c->ID());
+    e->pure = c->PURE() != nullptr;
+    e->inputs = params(c->paramList());
+    if (c->funcResults()) e->outputs = params(c->funcResults()->paramList());
+    e->symbol = unescape(c->STRING());
+    e->symbolRange = range(c->STRING());
+    if (e->symbol.empty()) diags_.error(e->symbolRange, "empty extern symbol name");
+    return e;
+  }
+
+  ast::ItemPtr graph(P::GraphDeclContext *c) {
+    auto g = std::make_unique<ast::GraphDecl>();
+    g->range = range(c);
+    g->name = ident(c->ID());
+    g->generics = generics(c->genericParams());
+    g->inputs = params(c->paramList());
+    P::GraphResultsContext *r = c->graphResults();
+    g->tupleResult = r->getStart()->getText() == "(";
+    for (P::TypeContext *t : r->type()) g->results.push_back(type(t));
+    for (P::GraphStmtContext *s : c->graphStmt()) g->body.push_back(graphStmt(s));
+    return g;
+  }
+
+  ast::ItemPtr schedule(P::ScheduleDeclContext *c) {
+    auto s = std::make_unique<ast::ScheduleDecl>();
+    s->range = range(c);
+    s->func = qualified(c->qualifiedName());
+    if (c->FOR()) {
+      ast::Ident target = ident(c->ID());
+      if (target.name != "cpu" && target.name != "cuda")
+        diags_.error(target.range, "unknown schedule target '" + target.name +
+                                       "'; expected 'cpu' or 'cuda'");
+      s->target = target;
+    }
+    for (P::SchedParamContext *p : c->schedParam()) {
+      ast::SchedParam sp;
+      sp.range = range(p);
+      sp.name = ident(p->ID());
+      sp.value = expr(p->expr());
+      s->params.push_back(std::move(sp));
+    }
+    for (P::SchedStmtContext *st : c->schedStmt()) s->body.push_back(schedStmt(st));
+    return s;
+  }
+
+  ast::QualifiedName qualified(P::QualifiedNameContext *c) {
+    ast::QualifiedName q;
+    q.range = range(c);
+    for (auto *id : c->ID()) q.parts.push_back(id->getText());
+    return q;
+  }
+
+  // -- function bodies ------------------------------------------------------------------------
+
+  ast::StmtPtr bodyItem(P::FuncBodyItemContext *c) {
+    if (auto *a = c->allocStmt()) return alloc(a);
+    if (auto *f = c->forStmt()) return forStmt(f);
+    return block(c->blockStmt());
+  }
+
+  ast::StmtPtr alloc(P::AllocStmtContext *c) {
+    auto a = std::make_unique<ast::AllocStmt>();
+    a->range = range(c);
+    a->name = ident(c->ID(0));
+    a->type = type(c->type());
+    if (c->SCOPE()) {
+      a->scopeWritten = true;
+      ast::Ident scope = ident(c->ID(1));
+      if (scope.name == "global") a->scope = ast::Scope::Global;
+      else if (scope.name == "shared") a->scope = ast::Scope::Shared;
+      else if (scope.name == "local") a->scope = ast::Scope::Local;
+      else
+        diags_.error(scope.range, "unknown memory scope '" + scope.name +
+                                      "'; expected 'global', 'shared' or 'local'");
+    }
+    return a;
+  }
+
+  ast::StmtPtr forStmt(P::ForStmtContext *c) {
+    auto f = std::make_unique<ast::ForStmt>();
+    f->range = range(c);
+    f->var = ident(c->ID());
+    f->lo = expr(c->expr(0));
+    f->hi = expr(c->expr(1));
+    if (P::LoopKindContext *k = c->loopKind()) {
+      ast::Ident kind = ident(k->ID());
+      f->kindWritten = true;
+      static const std::pair<const char *, ast::LoopKind> kinds[] = {
+          {"serial", ast::LoopKind::Serial},       {"parallel", ast::LoopKind::Parallel},
+          {"vectorized", ast::LoopKind::Vectorized}, {"unrolled", ast::LoopKind::Unrolled},
+          {"thread", ast::LoopKind::Thread}};
+      bool known = false;
+      for (auto &[name, value] : kinds)
+        if (kind.name == name) {
+          f->loopKind = value;
+          known = true;
+        }
+      if (!known) {
+        diags_.error(kind.range, "unknown loop kind '" + kind.name +
+                                     "'; expected serial, parallel, vectorized, unrolled or "
+                                     "thread(\"tag\")");
+      } else if (f->loopKind == ast::LoopKind::Thread) {
+        if (!k->STRING()) {
+          diags_.error(kind.range, "thread loop needs a tag: thread(\"threadIdx.x\")");
+        } else {
+          f->threadTag = unescape(k->STRING());
+          static const std::set<std::string> tags = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
+                                                     "threadIdx.x", "threadIdx.y", "threadIdx.z"};
+          if (!tags.count(f->threadTag))
+            diags_.error(range(k->STRING()),
+                         "unknown thread tag \"" + f->threadTag +
+                             "\"; expected blockIdx.x|y|z or threadIdx.x|y|z");
+        }
+      } else if (k->STRING()) {
+        diags_.error(range(k->STRING()), "loop kind '" + kind.name + "' takes no argument");
+      }
+    }
+    for (P::FuncBodyItemContext *item : c->funcBodyItem()) f->body.push_back(bodyItem(item));
+    return f;
+  }
+
+  ast::StmtPtr block(P::BlockStmtContext *c) {
+    auto b = std::make_unique<ast::BlockStmt>();
+    b->range = range(c);
+    b->name = ident(c->ID());
+    if (P::AxisListContext *axes = c->axisList()) {
+      for (P::AxisContext *a : axes->axis()) {
+        ast::Axis axis;
+        axis.range = range(a);
+        axis.name = ident(a->ID());
+        axis.kind = a->REDUCE() ? ast::AxisKind::Reduce : ast::AxisKind::Spatial;
+        axis.extent = expr(a->expr(0));
+        if (a->expr().size() > 1) axis.binding = expr(a->expr(1));
+        b->axes.push_back(std::move(axis));
+      }
+    }
+    if (c->expr()) b->where = expr(c->expr());
+    for (P::BlockBodyItemContext *item : c->blockBodyItem()) {
+      if (auto *i = item->initStmt()) {
+        auto init = std::make_unique<ast::InitStmt>();
+        init->range = range(i);
+        for (P::StmtContext *s : i->stmt()) init->body.push_back(stmt(s));
+        b->body.push_back(std::move(init));
+      } else if (auto *s = item->stmt()) {
+        b->body.push_back(stmt(s));
+      } else if (auto *a = item->allocStmt()) {
+        b->body.push_back(alloc(a));
+      } else if (auto *f = item->forStmt()) {
+        b->body.push_back(forStmt(f));
+      } else if (auto *bl = item->blockStmt()) {
+        b->body.push_back(block(bl));
+      }
+    }
+    return b;
+  }
+
+  std::vector<ast::StmtPtr> stmts(const std::vector<P::StmtContext *> &list) {
+    std::vector<ast::StmtPtr> out;
+    for (P::StmtContext *s : list) out.push_back(stmt(s));
+    return out;
+  }
+
+  ast::StmtPtr ifChain(antlr4::ParserRuleContext *c, P::ExprContext *cond,
+                       const std::vector<P::StmtContext *> &body, P::IfTailContext *tail,
+                       bool hasElse) {
+    auto s = std::make_unique<ast::IfStmt>();
+    s->range = range(c);
+    s->cond = expr(cond);
+    // The grammar puts the then-statements and else-statements in one list; the else part
+    // starts after the token `else`.
+    size_t elseTokenIndex = SIZE_MAX;
+    for (auto *child : c->children)
+      if (auto *term = dynamic_cast<antlr4::tree::TerminalNode *>(child))
+        if (term->getSymbol()->getType() == P::ELSE) elseTokenIndex = term->getSymbol()->getTokenIndex();
+    for (P::StmtContext *st : body) {
+      if (st->getStart()->getTokenIndex() > elseTokenIndex) s->elseBody.push_back(stmt(st));
+      else s->thenBody.push_back(stmt(st));
+    }
+    s->hasElse = hasElse;
+    if (tail)
+      s->elseBody.push_back(ifChain(tail, tail->expr(), tail->stmt(), tail->ifTail(),
+                                    tail->ELSE() != nullptr));
+    return s;
+  }
+
+  ast::StmtPtr stmt(P::StmtContext *c) {
+    if (auto *s = dynamic_cast<P::StoreStmtContext *>(c)) {
+      auto st = std::make_unique<ast::StoreStmt>();
+      st->range = range(c);
+      st->buffer = ident(s->ID());
+      if (s->exprList()) st->indices = exprs(s->exprList());
+      std::string op = s->assignOp()->getText();
+      st->op = op == "=" ? ast::AssignOp::Set
+               : op == "+=" ? ast::AssignOp::Add
+               : op == "-=" ? ast::AssignOp::Sub
+                            : ast::AssignOp::Mul;
+      st->value = expr(s->expr());
+      return st;
+    }
+    if (auto *s = dynamic_cast<P::LetStmtContext *>(c)) {
+      auto st = std::make_unique<ast::LetStmt>();
+      st->range = range(c);
+      st->name = ident(s->ID());
+      st->value = expr(s->expr());
+      return st;
+    }
+    auto *s = dynamic_cast<P::IfStmtContext *>(c);
+    return ifChain(s, s->expr(), s->stmt(), s->ifTail(), s->ELSE() != nullptr);
+  }
+
+  // -- graphs ---------------------------------------------------------------------------------
+
+  ast::CallValue callValue(P::CallValueContext *c) {
+    ast::CallValue v;
+    v.range = range(c);
+    v.callee = qualified(c->qualifiedName());
+    for (P::AddExprContext *a : c->addExpr()) v.constArgs.push_back(addExpr(a));
+    if (c->callArgs())
+      for (P::ExprContext *e : c->callArgs()->expr()) v.args.push_back(expr(e));
+    if (c->type()) v.declaredType = type(c->type());
+    return v;
+  }
+
+  std::vector<ast::Ident> idents(const std::vector<antlr4::tree::TerminalNode *> &ids) {
+    std::vector<ast::Ident> out;
+    for (auto *id : ids) out.push_back(ident(id));
+    return out;
+  }
+
+  ast::GraphStmtPtr graphStmt(P::GraphStmtContext *c) {
+    if (auto *s = dynamic_cast<P::DataflowStmtContext *>(c)) {
+      auto d = std::make_unique<ast::DataflowStmt>();
+      d->range = range(c);
+      for (P::GraphStmtContext *inner : s->graphStmt()) d->body.push_back(graphStmt(inner));
+      return d;
+    }
+    if (auto *s = dynamic_cast<P::OutputStmtContext *>(c)) {
+      auto o = std::make_unique<ast::OutputStmt>();
+      o->range = range(c);
+      o->names = idents(s->ID());
+      return o;
+    }
+    if (auto *s = dynamic_cast<P::ReturnStmtContext *>(c)) {
+      auto r = std::make_unique<ast::ReturnStmt>();
+      r->range = range(c);
+      r->names = idents(s->ID());
+      return r;
+    }
+    if (auto *s = dynamic_cast<P::BindStmtContext *>(c)) {
+      auto b = std::make_unique<ast::BindStmt>();
+      b->range = range(c);
+      b->targets = idents(s->idList()->ID());
+      b->call = callValue(s->callValue());
+      return b;
+    }
+    if (auto *s = dynamic_cast<P::CallOnlyStmtContext *>(c)) {
+      auto b = std::make_unique<ast::CallStmt>();
+      b->range = range(c);
+      b->call = callValue(s->callValue());
+      return b;
+    }
+    auto *s = dynamic_cast<P::ReshapeStmtContext *>(c);
+    auto r = std::make_unique<ast::ReshapeStmt>();
+    r->range = range(c);
+    r->target = ident(s->ID(0));
+    ast::Ident fn = ident(s->ID(1));
+    if (fn.name != "reshape")
+      diags_.error(fn.range, "expected 'call' or 'reshape' after '=', found '" + fn.name + "'");
+    r->source = ident(s->ID(2));
+    if (s->exprList()) r->shape = exprs(s->exprList());
+    return r;
+  }
+
+  // -- schedules ------------------------------------------------------------------------------
+
+  ast::SchedStmt schedStmt(P::SchedStmtContext *c) {
+    ast::SchedStmt s;
+    s.range = range(c);
+    P::SchedArgsContext *args = nullptr;
+    if (auto *b = dynamic_cast<P::SchedBindContext *>(c)) {
+      s.targets = idents(b->idList()->ID());
+      s.primitive = ident(b->ID());
+      args = b->schedArgs();
+    } else {
+      auto *call = dynamic_cast<P::SchedCallContext *>(c);
+      s.primitive = ident(call->ID());
+      args = call->schedArgs();
+    }
+    if (args)
+      for (P::SchedArgContext *a : args->schedArg()) s.args.push_back(schedArg(a));
+    return s;
+  }
+
+  ast::SchedArg schedArg(P::SchedArgContext *c) {
+    ast::SchedArg a;
+    a.range = range(c);
+    if (auto *e = dynamic_cast<P::SchedExprContext *>(c)) {
+      a.kind = ast::SchedArgKind::Expr;
+      a.expr = expr(e->expr());
+    } else if (auto *s = dynamic_cast<P::SchedStringContext *>(c)) {
+      a.kind = ast::SchedArgKind::String;
+      a.str = unescape(s->STRING());
+    } else if (auto *l = dynamic_cast<P::SchedListContext *>(c)) {
+      a.kind = ast::SchedArgKind::List;
+      if (l->schedArgs())
+        for (P::SchedArgContext *inner : l->schedArgs()->schedArg()) a.list.push_back(schedArg(inner));
+    } else if (auto *lam = dynamic_cast<P::SchedLambdaContext *>(c)) {
+      a.kind = ast::SchedArgKind::Lambda;
+      a.lambdaParams = idents(lam->ID());
+      for (P::ExprContext *e : lam->exprList()->expr()) {
+        ast::SchedArg r;
+        r.range = range(e);
+        r.expr = expr(e);
+        a.list.push_back(std::move(r));
+      }
+    }
+    return a;
+  }
+
+  // -- expressions ----------------------------------------------------------------------------
+
+  std::vector<ast::ExprPtr> exprs(P::ExprListContext *c) {
+    std::vector<ast::ExprPtr> out;
+    for (P::ExprContext *e : c->expr()) out.push_back(expr(e));
+    return out;
+  }
+
+  ast::ExprPtr binary(ast::BinaryOp op, ast::ExprPtr lhs, ast::ExprPtr rhs) {
+    auto b = std::make_unique<ast::BinaryExpr>();
+    b->range = SourceRange(lhs->range.begin, rhs->range.end);
+    b->op = op;
+    b->lhs = std::move(lhs);
+    b->rhs = std::move(rhs);
+    return b;
+  }
+
+  ast::ExprPtr expr(P::ExprContext *c) { return orExpr(c->orExpr()); }
+
+  ast::ExprPtr orExpr(P::OrExprContext *c) {
+    ast::ExprPtr e = andExpr(c->andExpr(0));
+    for (size_t i = 1; i < c->andExpr().size(); ++i)
+      e = binary(ast::BinaryOp::Or, std::move(e), andExpr(c->andExpr(i)));
+    return e;
+  }
+
+  ast::ExprPtr andExpr(P::AndExprContext *c) {
+    ast::ExprPtr e = cmpExpr(c->cmpExpr(0));
+    for (size_t i = 1; i < c->cmpExpr().size(); ++i)
+      e = binary(ast::BinaryOp::And, std::move(e), cmpExpr(c->cmpExpr(i)));
+    return e;
+  }
+
+  ast::ExprPtr cmpExpr(P::CmpExprContext *c) {
+    ast::ExprPtr e = addExpr(c->addExpr(0));
+    if (!c->cmpOp()) return e;
+    std::string op = c->cmpOp()->getText();
+    ast::BinaryOp k = op == "==" ? ast::BinaryOp::EQ
+                      : op == "!=" ? ast::BinaryOp::NE
+                      : op == "<"  ? ast::BinaryOp::LT
+                      : op == "<=" ? ast::BinaryOp::LE
+                      : op == ">"  ? ast::BinaryOp::GT
+                                   : ast::BinaryOp::GE;
+    return binary(k, std::move(e), addExpr(c->addExpr(1)));
+  }
+
+  ast::ExprPtr addExpr(P::AddExprContext *c) {
+    ast::ExprPtr e = mulExpr(c->mulExpr(0));
+    for (size_t i = 1; i < c->mulExpr().size(); ++i) {
+      ast::BinaryOp k = c->addOp(i - 1)->getText() == "+" ? ast::BinaryOp::Add : ast::BinaryOp::Sub;
+      e = binary(k, std::move(e), mulExpr(c->mulExpr(i)));
+    }
+    return e;
+  }
+
+  ast::ExprPtr mulExpr(P::MulExprContext *c) {
+    ast::ExprPtr e = unaryExpr(c->unaryExpr(0));
+    for (size_t i = 1; i < c->unaryExpr().size(); ++i) {
+      std::string op = c->mulOp(i - 1)->getText();
+      ast::BinaryOp k = op == "*" ? ast::BinaryOp::Mul : op == "/" ? ast::BinaryOp::Div : ast::BinaryOp::Mod;
+      e = binary(k, std::move(e), unaryExpr(c->unaryExpr(i)));
+    }
+    return e;
+  }
+
+  ast::ExprPtr unaryExpr(P::UnaryExprContext *c) {
+    if (c->primary()) return primary(c->primary());
+    auto u = std::make_unique<ast::UnaryExpr>();
+    u->range = range(c);
+    u->op = c->getStart()->getText() == "-" ? ast::UnaryOp::Neg : ast::UnaryOp::Not;
+    u->operand = unaryExpr(c->unaryExpr());
+    return u;
+  }
+
+  ast::ExprPtr primary(P::PrimaryContext *c) {
+    SourceRange r = range(c);
+    if (auto *p = dynamic_cast<P::IntLitContext *>(c)) return intLit(p->INT(), r);
+    if (auto *p = dynamic_cast<P::FloatLitContext *>(c)) return floatLit(p->FLOAT(), r);
+    if (dynamic_cast<P::TrueLitContext *>(c) || dynamic_cast<P::FalseLitContext *>(c)) {
+      auto b = std::make_unique<ast::BoolLit>();
+      b->range = r;
+      b->value = dynamic_cast<P::TrueLitContext *>(c) != nullptr;
+      return b;
+    }
+    if (dynamic_cast<P::InfLitContext *>(c)) {
+      auto i = std::make_unique<ast::InfLit>();
+      i->range = r;
+      return i;
+    }
+    if (auto *p = dynamic_cast<P::LoadExprContext *>(c)) {
+      auto l = std::make_unique<ast::LoadExpr>();
+      l->range = r;
+      l->buffer = ident(p->ID());
+      if (p->exprList()) l->indices = exprs(p->exprList());
+      return l;
+    }
+    if (auto *p = dynamic_cast<P::CallExprContext *>(c)) {
+      auto call = std::make_unique<ast::CallExpr>();
+      call->range = r;
+      call->callee = ident(p->ID());
+      if (p->exprList()) call->args = exprs(p->exprList());
+      return call;
+    }
+    if (auto *p = dynamic_cast<P::NameExprContext *>(c)) {
+      auto n = std::make_unique<ast::NameExpr>();
+      n->range = r;
+      n->name = p->ID()->getText();
+      return n;
+    }
+    auto *p = dynamic_cast<P::ParenExprContext *>(c);
+    return expr(p->expr());
+  }
+
+  static std::string stripUnderscores(const std::string &s) {
+    std::string out;
+    for (char ch : s)
+      if (ch != '_') out += ch;
+    return out;
+  }
+
+  ast::ExprPtr intLit(antlr4::tree::TerminalNode *n, SourceRange r) {
+    auto lit = std::make_unique<ast::IntLit>();
+    lit->range = r;
+    lit->text = n->getText();
+    std::string digits = stripUnderscores(lit->text);
+    bool hex = digits.size() > 1 && (digits[1] == 'x' || digits[1] == 'X');
+    errno = 0;
+    unsigned long long v = std::strtoull(hex ? digits.c_str() + 2 : digits.c_str(), nullptr, hex ? 16 : 10);
+    if (errno == ERANGE || v > static_cast<unsigned long long>(std::numeric_limits<int64_t>::max()) + 1)
+      diags_.error(r, "integer literal '" + lit->text + "' is too large for i64");
+    lit->value = v;
+    return lit;
+  }
+
+  ast::ExprPtr floatLit(antlr4::tree::TerminalNode *n, SourceRange r) {
+    auto lit = std::make_unique<ast::FloatLit>();
+    lit->range = r;
+    lit->text = n->getText();
+    std::string digits = stripUnderscores(lit->text);
+    lit->value = std::strtod(digits.c_str(), nullptr);
+    if (std::isinf(lit->value))
+      diags_.error(r, "float literal '" + lit->text + "' is out of range");
+    return lit;
+  }
+
+  uint32_t file_;
+  DiagnosticEngine &diags_;
+};
+
+} // namespace
+
+std::unique_ptr<ast::Module> parseModule(const SourceManager &sm, uint32_t fileId,
+                                         DiagnosticEngine &diags) {
+  const std::string &text = sm.text(fileId);
+  antlr4::ANTLRInputStream input(text);
+  TDSLLexer lexer(&input);
+  SilentListener silent;
+  lexer.removeErrorListeners();
+  lexer.addErrorListener(&silent);
+  antlr4::CommonTokenStream tokens(&lexer);
+  tokens.fill();
+
+  // Too deep a nesting stops here: parsing it could exhaust the stack.
+  LexResult lex = checkTokens(fileId, tokens, diags);
+  if (lex == LexResult::TooDeep || diags.limitReached()) return nullptr;
+
+  TDSLParser parser(&tokens);
+  parser.removeErrorListeners();
+  parser.addErrorListener(&silent);
+  auto strategy = std::make_shared<TDSLErrorStrategy>(fileId, sm, diags);
+  parser.setErrorHandler(strategy);
+  P::ModuleContext *tree = parser.module();
+  if (strategy->errors || lex != LexResult::Ok) return nullptr;
+
+  ASTBuilder builder(fileId, diags);
+  auto module = builder.build(tree);
+  module->path = sm.path(fileId);
+  return module;
+}
+
+} // namespace tdsl

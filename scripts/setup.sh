@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# scripts/setup.sh — install TDSL's Debian dependencies when missing, then configure and build.
+# Idempotent: when every package is present and the build is current it takes about a second.
+# Usage: scripts/setup.sh [--no-build]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+packages=(
+  cmake ninja-build g++ default-jre-headless antlr4 libantlr4-runtime-dev
+  llvm-19-dev llvm-19-tools libclang-19-dev libclang-cpp19-dev clang-19
+  libboost-program-options-dev libdlpack-dev googletest libgtest-dev libbenchmark-dev
+  python3-numpy libdnnl-dev libopenblas-dev zlib1g-dev libzstd-dev libedit-dev
+  libcurl4-openssl-dev libxml2-dev libffi-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+[ "${1:-}" = "--no-build" ] && exit 0
+
+build="${TDSL_BUILD_DIR:-$root/build}"
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+fi
+cmake --build "$build" -j2

@@ -1,0 +1,57 @@
+// Driver.h — the compiler driver behind `tdslc`: command line, phases, outputs (spec §9).
+// A library so that tests can run whole compilations in-process.
+#pragma once
+
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tdsl {
+
+enum class EmitKind { AST, IR, Lowered, Cpp, Cuda, LLVM, Bitcode, Asm, Obj, Header };
+
+struct DriverOptions {
+  std::string input;
+  EmitKind emit = EmitKind::Obj;
+  std::string output;                  // empty: stdout for text, <stem>.o for obj
+  std::string target = "cpu";          // cpu | cuda
+  std::string mcpu = "native", mattr;  // --mcpu, --mattr
+  int optLevel = 2;                    // -O0..-O3
+  bool fastMath = false;
+  std::string via = "llvm";            // --via=llvm|cpp
+  std::vector<std::string> scheduleFiles;
+  std::vector<std::pair<std::string, int64_t>> defines; // -D NAME=VALUE, in order
+  bool noSchedule = false;
+  std::vector<std::string> includeDirs;
+  std::string func;
+  bool printIRAfterAll = false;
+  std::vector<std::string> printIRAfter, printIRBefore;
+  bool listPasses = false;
+  bool boundsCheck = false;
+  bool writeDeps = false;              // -MD
+  std::string depFile;                 // -MF
+  bool warningsAsErrors = false;
+  unsigned errorLimit = 20;
+  std::string color = "auto";
+  std::string stdlibDir;               // found from the executable unless set
+};
+
+/// Parses a tdslc command line. Returns std::nullopt to go on compiling, or the exit status
+/// to stop with (0 after --help/--version, 2 on a bad command line, message on `err`).
+std::optional<int> parseCommandLine(int argc, const char *const *argv, DriverOptions &opts,
+                                    std::ostream &out, std::ostream &err);
+
+/// Runs a compilation. `sourceText`, when given, is used instead of reading `opts.input`.
+/// Returns 0 on success, 1 on a compile error (diagnostics on `err`), 2 when an option asks
+/// for a stage this build cannot do.
+int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
+                const std::string *sourceText = nullptr);
+
+/// The standard library folder: $TDSL_STDLIB, else `<exe>/../share/tdsl/stdlib`.
+std::string defaultStdlibDir();
+
+const char *emitKindName(EmitKind kind);
+
+} // namespace tdsl
