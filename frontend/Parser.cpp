@@ -225,20 +225,29 @@ enum class LexResult { Ok, Errors, TooDeep };
 /// Reports invalid characters, unterminated strings and comments (lexed onto the hidden
 /// channel so that parsing continues without them), and refuses nesting deep enough to
 /// exhaust the parser's stack.
-LexResult checkTokens(uint32_t file, antlr4::CommonTokenStream &tokens, DiagnosticEngine &diags) {
+LexResult checkTokens(uint32_t file, const std::string &source, antlr4::CommonTokenStream &tokens,
+                      DiagnosticEngine &diags) {
   bool ok = true;
   unsigned depth = 0, unaryRun = 0;
   for (antlr4::Token *t : tokens.getTokens()) {
     switch (t->getType()) {
     case P::ERROR_CHAR: {
-      std::string text = t->getText();
-      unsigned char c = text.empty() ? 0 : static_cast<unsigned char>(text[0]);
+      size_t at = t->getStartIndex();
+      unsigned char c = static_cast<unsigned char>(source[at]);
+      // One message per character: UTF-8 continuation bytes belong to the lead byte's message.
+      if ((c & 0xC0) == 0x80 && at > 0 && (static_cast<unsigned char>(source[at - 1]) & 0x80))
+        break;
       std::ostringstream msg;
-      if (c >= 0x20 && c < 0x7f)
-        msg << "invalid character '" << text << "'";
-      else
-        msg << "invalid character in source (byte 0x" << std::hex << static_cast<unsigned>(c)
-            << ")";
+      if (c >= 0x20 && c < 0x7f) {
+        msg << "invalid character '" << source[at] << "'";
+      } else if (c >= 0xC0) {
+        size_t len = 1;
+        while (at + len < source.size() && len < 4 && (static_cast<unsigned char>(source[at + len]) & 0xC0) == 0x80)
+          ++len;
+        msg << "invalid character '" << source.substr(at, len) << "'";
+      } else {
+        msg << "invalid byte 0x" << std::hex << static_cast<unsigned>(c) << " in source";
+      }
       diags.error(tokenRange(file, t), msg.str());
       ok = false;
       break;
@@ -273,7 +282,8 @@ LexResult checkTokens(uint32_t file, antlr4::CommonTokenStream &tokens, Diagnost
 
 class ASTBuilder {
 public:
-  ASTBuilder(uint32_t file, DiagnosticEngine &diags) : file_(file), diags_(diags) {}
+  ASTBuilder(uint32_t file, const std::string &source, DiagnosticEngine &diags)
+      : file_(file), source_(source), diags_(diags) {}
 
   std::unique_ptr<ast::Module> build(P::ModuleContext *ctx) {
     auto m = std::make_unique<ast::Module>();
@@ -302,8 +312,14 @@ private:
     return id;
   }
 
+  /// A token's text as written (non-ASCII bytes included).
+  std::string sourceText(antlr4::tree::TerminalNode *n) {
+    const antlr4::Token *t = n->getSymbol();
+    return source_.substr(t->getStartIndex(), tokenLength(t));
+  }
+
   std::string unescape(antlr4::tree::TerminalNode *n) {
-    std::string text = n->getText();
+    std::string text = sourceText(n);
     std::string out;
     for (size_t i = 1; i + 1 < text.size(); ++i) {
       char c = text[i];
@@ -850,6 +866,7 @@ private:
   }
 
   uint32_t file_;
+  const std::string &source_;
   DiagnosticEngine &diags_;
 };
 
@@ -858,7 +875,13 @@ private:
 std::unique_ptr<ast::Module> parseModule(const SourceManager &sm, uint32_t fileId,
                                          DiagnosticEngine &diags) {
   const std::string &text = sm.text(fileId);
-  antlr4::ANTLRInputStream input(text);
+  // ANTLR decodes its input as UTF-8 and rejects malformed bytes. Bytes outside ASCII only
+  // matter inside comments and strings, so each becomes one placeholder character: columns
+  // stay byte columns (as Clang's), and token texts are read back from the original buffer.
+  std::string ascii = text;
+  for (char &c : ascii)
+    if (static_cast<unsigned char>(c) >= 0x80 || c == '\0') c = '\x01';
+  antlr4::ANTLRInputStream input(ascii);
   TDSLLexer lexer(&input);
   SilentListener silent;
   lexer.removeErrorListeners();
@@ -867,7 +890,7 @@ std::unique_ptr<ast::Module> parseModule(const SourceManager &sm, uint32_t fileI
   tokens.fill();
 
   // Too deep a nesting stops here: parsing it could exhaust the stack.
-  LexResult lex = checkTokens(fileId, tokens, diags);
+  LexResult lex = checkTokens(fileId, text, tokens, diags);
   if (lex == LexResult::TooDeep || diags.limitReached()) return nullptr;
 
   TDSLParser parser(&tokens);
@@ -878,7 +901,7 @@ std::unique_ptr<ast::Module> parseModule(const SourceManager &sm, uint32_t fileI
   P::ModuleContext *tree = parser.module();
   if (strategy->errors || lex != LexResult::Ok) return nullptr;
 
-  ASTBuilder builder(fileId, diags);
+  ASTBuilder builder(fileId, text, diags);
   auto module = builder.build(tree);
   module->path = sm.path(fileId);
   return module;
