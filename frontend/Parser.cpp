@@ -49,7 +49,7 @@ SourceRange tokenRange(uint32_t file, const antlr4::Token *t) {
 // Error reporting
 // ---------------------------------------------------------------------------------------------
 
-/// How a token is named in messages: `';'`, `identifier`, `'block'`.
+/// How a token type is named in "expected …" lists: `';'`, `identifier`, `'block'`.
 std::string describeTokenType(const antlr4::dfa::Vocabulary &vocab, ssize_t type) {
   if (type == static_cast<ssize_t>(antlr4::Token::EOF)) return "end of file";
   switch (type) {
@@ -67,8 +67,8 @@ std::string describeTokenType(const antlr4::dfa::Vocabulary &vocab, ssize_t type
 bool isKeyword(size_t type) { return type >= P::IMPORT && type <= P::INF; }
 
 /// What a rule is called in "expected ';' after …".
-const char *ruleNoun(size_t ruleIndex) {
-  switch (ruleIndex) {
+const char *ruleNoun(antlr4::ParserRuleContext *ctx) {
+  switch (ctx->getRuleIndex()) {
   case P::RuleImportDecl: return "import";
   case P::RuleAllocStmt: return "alloc";
   case P::RuleStmt: return "statement";
@@ -80,8 +80,18 @@ const char *ruleNoun(size_t ruleIndex) {
   }
 }
 
-/// ANTLR's default recovery (single-token insertion/deletion, then resynchronisation) with the
-/// messages replaced. One error is reported per recovery, so a file yields all its distinct
+/// The opening bracket of a closing one, or 0 when `text` is not a closing bracket.
+char openerOf(const std::string &text) {
+  if (text == "')'") return '(';
+  if (text == "']'") return '[';
+  if (text == "'}'") return '{';
+  return 0;
+}
+
+/// ANTLR's default recovery with the messages replaced, and two more repairs: a keyword where
+/// an identifier belongs, and a wrong token between two right ones, are each taken as the
+/// token that was expected (Clang's "expected identifier" and "expected ')'" then go on as if
+/// it were there). One error is reported per recovery, so a file yields all its distinct
 /// syntax errors without cascades.
 class TDSLErrorStrategy : public antlr4::DefaultErrorStrategy {
 public:
@@ -89,6 +99,31 @@ public:
       : file_(file), sm_(sm), diags_(diags) {}
 
   unsigned errors = 0;
+
+  antlr4::Token *recoverInline(antlr4::Parser *p) override {
+    antlr4::misc::IntervalSet expected = getExpectedTokens(p);
+    antlr4::Token *t = p->getCurrentToken();
+    size_t next = p->getTokenStream()->LA(2);
+    // `let in = 1;`: the keyword is the name the user meant.
+    if (expected.contains(static_cast<size_t>(P::ID)) && isKeyword(t->getType()) && followsMissingToken(p, next))
+      return substitute(p, t, expected);
+    // `let = 1;`: a missing name, not an extra `=`.
+    if (expected.contains(static_cast<size_t>(P::ID)) && followsMissingToken(p, t->getType()) &&
+        t->getType() != antlr4::Token::EOF) {
+      if (!inErrorRecoveryMode(p)) reportMissingToken(p);
+      return getMissingSymbol(p);
+    }
+    if (antlr4::Token *matched = singleTokenDeletion(p)) {
+      p->consume();
+      return matched;
+    }
+    if (singleTokenInsertion(p)) return getMissingSymbol(p);
+    // `block C:i: spatial 4)`: one wrong token where the expected one belongs.
+    if (t->getType() != antlr4::Token::EOF && next != antlr4::Token::EOF &&
+        followsMissingToken(p, next))
+      return substitute(p, t, expected);
+    throw antlr4::InputMismatchException(p);
+  }
 
 protected:
   void reportNoViableAlternative(antlr4::Parser *p, const antlr4::NoViableAltException &e) override {
@@ -98,17 +133,17 @@ protected:
     report(p, e.getOffendingToken(), e.getExpectedTokens(), /*missing=*/false);
   }
   void reportFailedPredicate(antlr4::Parser *p, const antlr4::FailedPredicateException &e) override {
-    report(p, e.getOffendingToken(), p->getExpectedTokens(), false);
+    report(p, e.getOffendingToken(), p->getExpectedTokens(), /*missing=*/false);
   }
   void reportUnwantedToken(antlr4::Parser *p) override {
     if (inErrorRecoveryMode(p)) return;
     beginErrorCondition(p);
     antlr4::Token *t = p->getCurrentToken();
-    if (t->getType() == antlr4::Token::EOF) {
-      report(p, t, getExpectedTokens(p), false);
+    if (t->getType() == antlr4::Token::EOF || p->getContext()->getRuleIndex() == P::RuleModule) {
+      report(p, t, getExpectedTokens(p), /*missing=*/false);
       return;
     }
-    emit(tokenRange(file_, t), "unexpected " + quote(p, t));
+    emit(tokenRange(file_, t), "unexpected " + quote(t));
   }
   void reportMissingToken(antlr4::Parser *p) override {
     if (inErrorRecoveryMode(p)) return;
@@ -117,22 +152,65 @@ protected:
   }
 
 private:
-  std::string quote(antlr4::Parser *p, antlr4::Token *t) {
+  /// True if `type` can come right after the token the parser is trying to match (what ANTLR's
+  /// single-token insertion checks for the current token).
+  static bool followsMissingToken(antlr4::Parser *p, size_t type) {
+    const antlr4::atn::ATN &atn = p->getATN();
+    antlr4::atn::ATNState *state = atn.states[p->getState()];
+    if (state->transitions.empty()) return false;
+    return atn.nextTokens(state->transitions[0]->target, p->getContext()).contains(type);
+  }
+
+  /// Reports `t` as the wrong token and consumes it as if it were the expected one.
+  antlr4::Token *substitute(antlr4::Parser *p, antlr4::Token *t,
+                            const antlr4::misc::IntervalSet &expected) {
+    if (!inErrorRecoveryMode(p)) {
+      beginErrorCondition(p);
+      report(p, t, expected, /*missing=*/false);
+    }
+    p->consume();
+    reportMatch(p);
+    return t;
+  }
+
+  static std::string quote(antlr4::Token *t) {
     if (t->getType() == antlr4::Token::EOF) return "end of file";
     if (t->getType() == P::ID) return "identifier '" + t->getText() + "'";
     if (t->getType() == P::INT || t->getType() == P::FLOAT) return "number '" + t->getText() + "'";
     if (t->getType() == P::STRING) return "string literal";
     if (isKeyword(t->getType())) return "keyword '" + t->getText() + "'";
-    (void)p;
     return "'" + t->getText() + "'";
   }
 
   /// The token before `t` on the default channel (null at the start of the file).
-  antlr4::Token *previousToken(antlr4::Parser *p, antlr4::Token *t) {
+  static antlr4::Token *previousToken(antlr4::Parser *p, antlr4::Token *t) {
     auto *stream = p->getTokenStream();
     for (ssize_t i = static_cast<ssize_t>(t->getTokenIndex()) - 1; i >= 0; --i) {
       antlr4::Token *prev = stream->get(static_cast<size_t>(i));
       if (prev->getChannel() == antlr4::Token::DEFAULT_CHANNEL) return prev;
+    }
+    return nullptr;
+  }
+
+  /// The unmatched `open` bracket before `t` in the rule being parsed: the one a missing
+  /// closing bracket would match.
+  static antlr4::Token *unmatchedOpener(antlr4::Parser *p, antlr4::Token *t, char open) {
+    const char close = open == '(' ? ')' : open == '[' ? ']' : '}';
+    antlr4::Token *start = p->getContext()->getStart();
+    if (!start) return nullptr;
+    auto *stream = p->getTokenStream();
+    unsigned depth = 0;
+    for (ssize_t i = static_cast<ssize_t>(t->getTokenIndex()) - 1;
+         i >= static_cast<ssize_t>(start->getTokenIndex()) && i >= 0; --i) {
+      antlr4::Token *tok = stream->get(static_cast<size_t>(i));
+      if (tok->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
+      std::string text = tok->getText();
+      if (text.size() != 1) continue;
+      if (text[0] == close) ++depth;
+      if (text[0] == open) {
+        if (depth == 0) return tok;
+        --depth;
+      }
     }
     return nullptr;
   }
@@ -143,54 +221,82 @@ private:
     std::vector<ssize_t> want = expected.toList();
     auto wants = [&](ssize_t type) { return expected.contains(type); };
     antlr4::Token *prev = previousToken(p, t);
-    bool atEof = t->getType() == antlr4::Token::EOF;
+    const bool atEof = t->getType() == antlr4::Token::EOF;
     // A missing token is reported just after the previous token (Clang's "expected ';' after");
     // one at end of file at the end of the last line.
-    SourceRange afterPrev = prev ? SourceRange(tokenEnd(file_, prev)) : tokenRange(file_, t);
-    SourceRange at = atEof ? SourceRange(sm_.endOfFile(file_)) : tokenRange(file_, t);
+    const SourceRange afterPrev = prev ? SourceRange(tokenEnd(file_, prev)) : tokenRange(file_, t);
+    const SourceRange at = atEof ? SourceRange(sm_.endOfFile(file_)) : tokenRange(file_, t);
+    const SourceRange where = atEof ? at : missing ? afterPrev : at;
+    const std::string found = atEof ? " at end of file" : missing ? "" : ", found " + quote(t);
+    antlr4::ParserRuleContext *ctx = p->getContext();
 
-    bool exprStart = wants(P::INT) && wants(P::ID) && wants(P::FLOAT);
-    ssize_t semi = tokenTypeOf(vocab, "';'");
+    // `x = relu(h);` in a graph: the statement was taken for a reshape.
+    if (auto *r = dynamic_cast<P::ReshapeStmtContext *>(ctx)) {
+      if (r->ID().size() >= 2 && r->ID(1)->getText() != "reshape") {
+        emit(range(r->ID(1)), "expected 'call' or 'reshape' after '='");
+        return;
+      }
+    }
+    if (ctx->getRuleIndex() == P::RuleModule && !atEof) {
+      emit(at, "expected 'import', 'func', 'graph', 'extern' or 'schedule'" + found);
+      return;
+    }
+
+    const bool exprStart = wants(P::INT) && wants(P::ID) && wants(P::FLOAT);
+    const ssize_t semi = tokenTypeOf(vocab, "';'");
     if (semi >= 0 && wants(semi) && (missing || want.size() <= 3 || !exprStart)) {
-      const char *noun = ruleNoun(p->getContext()->getRuleIndex());
-      emit(afterPrev, std::string("expected ';' after ") + noun);
+      emit(afterPrev, std::string("expected ';' after ") + ruleNoun(ctx));
       return;
     }
-    if (exprStart && (want.size() > 4)) {
-      emit(atEof ? afterPrev : at, std::string("expected expression") +
-                                       (atEof ? "" : ", found " + quote(p, t)));
+    // `for i in 0.128 {`: a float literal where `LO..HI` was meant.
+    if (wants(P::DOTDOT) && prev && prev->getType() == P::FLOAT &&
+        prev->getText().find_first_of("eE") == std::string::npos && prev->getText()[0] != '.') {
+      std::string text = prev->getText();
+      std::string fix = text.substr(0, text.find('.')) + ".." + text.substr(text.find('.') + 1);
+      emit(tokenRange(file_, prev),
+           "expected '..' in loop range; '" + text + "' is a float literal (did you mean '" + fix + "'?)");
       return;
     }
+    if (exprStart && want.size() > 4) {
+      emit(atEof ? at : missing ? afterPrev : at, "expected expression" + found);
+      return;
+    }
+    if (wants(P::ID) && isKeyword(t->getType())) {
+      emit(at, "expected identifier; '" + t->getText() + "' is a reserved keyword");
+      return;
+    }
+
+    // A closing bracket is what matters at end of file, and when the other choice is only
+    // a ',': `(a, b` wants ')', an unclosed body wants '}'.
+    const ssize_t comma = tokenTypeOf(vocab, "','");
+    for (ssize_t type : want) {
+      char open = openerOf(vocab.getLiteralName(type));
+      if (!open) continue;
+      bool onlyCloserOrComma = want.size() == 1 || (want.size() == 2 && wants(comma));
+      if (!atEof && !onlyCloserOrComma) break;
+      Diagnostic *d = emit(where, "expected " + describeTokenType(vocab, type) + found);
+      if (antlr4::Token *o = d ? unmatchedOpener(p, t, open) : nullptr)
+        d->note(tokenRange(file_, o), std::string("to match this '") + open + "'");
+      return;
+    }
+
     if (want.size() == 1 && want[0] == P::ID) {
-      std::string msg = "expected identifier";
-      if (isKeyword(t->getType()))
-        msg += "; '" + t->getText() + "' is a reserved keyword";
-      else if (!atEof)
-        msg += ", found " + quote(p, t);
-      emit(atEof ? afterPrev : at, msg);
+      emit(where, "expected identifier" + found);
       return;
     }
-    // Closing brackets and other single tokens are reported where they were expected.
     if (!want.empty() && want.size() <= 4) {
       std::string list;
       for (size_t i = 0; i < want.size(); ++i) {
         if (i) list += i + 1 == want.size() ? " or " : ", ";
         list += describeTokenType(vocab, want[i]);
       }
-      std::string msg = "expected " + list;
-      if (atEof)
-        msg += " at end of file";
-      else if (!missing)
-        msg += ", found " + quote(p, t);
-      emit(missing || atEof ? (atEof ? at : afterPrev) : at, msg);
+      emit(where, "expected " + list + found);
       return;
     }
-    if (atEof) {
-      emit(at, "unexpected end of file");
-      return;
-    }
-    emit(at, "unexpected " + quote(p, t));
+    emit(at, atEof ? "unexpected end of file" : "unexpected " + quote(t));
   }
+
+  SourceRange range(antlr4::tree::TerminalNode *n) { return tokenRange(file_, n->getSymbol()); }
 
   static ssize_t tokenTypeOf(const antlr4::dfa::Vocabulary &vocab, const std::string &literal) {
     for (size_t i = 0; i <= vocab.getMaxTokenType(); ++i)
@@ -198,11 +304,12 @@ private:
     return -1;
   }
 
-  void emit(SourceRange at, std::string msg) {
+  /// Reports one error; null when one was already reported at that place.
+  Diagnostic *emit(SourceRange at, std::string msg) {
     // Recovery can stumble twice over one place; one message per location is enough.
-    if (!reported_.insert({at.begin.line, at.begin.col}).second) return;
+    if (!reported_.insert({at.begin.line, at.begin.col}).second) return nullptr;
     ++errors;
-    diags_.error(at, std::move(msg));
+    return &diags_.error(at, std::move(msg));
   }
 
   uint32_t file_;

@@ -2,11 +2,15 @@
 
 #include "frontend/ASTPrinter.h"
 #include "frontend/ModuleLoader.h"
+#include "frontend/Sema.h"
+#include "ir/IRPrinter.h"
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -51,40 +55,62 @@ bool parseInt(const std::string &s, int64_t &v) {
   return pos == s.size();
 }
 
+/// Every option Boost parses. A scalar option may be repeated, the last one wins (as in Clang:
+/// `-O2 … -O3` is -O3), so each is a vector of strings; the driver validates the values itself.
 po::options_description optionsDescription() {
-  po::options_description d("Options");
+  auto one = [] { return po::value<std::vector<std::string>>(); };
+  po::options_description d;
   d.add_options()
-      ("help,h", "print this help and exit")
-      ("version", "print the version and exit")
-      ("emit", po::value<std::string>()->value_name("KIND"),
-       "ast|ir|lowered|cpp|cuda|llvm|bc|asm|obj|header (default obj)")
-      ("output,o", po::value<std::string>()->value_name("FILE"),
-       "output file (default: stdout for text, FILE.o for obj)")
-      ("target", po::value<std::string>()->value_name("T"), "cpu|cuda (default cpu)")
-      ("mcpu", po::value<std::string>()->value_name("NAME"), "target CPU (default native)")
-      ("mattr", po::value<std::string>()->value_name("+f,..."), "target features")
-      ("opt-level", po::value<int>()->value_name("N"), "optimisation level; also -O0..-O3")
-      ("ffast-math", "allow float reassociation")
-      ("via", po::value<std::string>()->value_name("R"), "llvm|cpp: how --emit=obj|asm is made")
-      ("schedule", po::value<std::vector<std::string>>()->value_name("FILE"), "schedule file")
-      ("define,D", po::value<std::vector<std::string>>()->value_name("NAME=VALUE"),
-       "schedule parameter or func constant")
-      ("no-schedule", "ignore all schedules")
-      ("include,I", po::value<std::vector<std::string>>()->value_name("DIR"), "import search path")
-      ("func", po::value<std::string>()->value_name("NAME"), "only this function")
-      ("print-ir-after-all", "print the IR after every pass")
-      ("print-ir-after", po::value<std::vector<std::string>>()->value_name("PASS"), "print IR after PASS")
-      ("print-ir-before", po::value<std::vector<std::string>>()->value_name("PASS"), "print IR before PASS")
-      ("list-passes", "list the passes and exit")
-      ("bounds-check", "run-time bounds checks in emitted code")
-      ("MD", "write a Makefile dependency file")
-      ("MF", po::value<std::string>()->value_name("FILE"), "dependency file name (with -MD)")
-      ("Werror", "treat warnings as errors")
-      ("error-limit", po::value<int>()->value_name("N"), "stop after N errors (0: no limit)")
-      ("color", po::value<std::string>()->value_name("WHEN"), "auto|always|never")
-      ("stdlib", po::value<std::string>()->value_name("DIR"), "standard library folder");
+      ("help,h", "")("version", "")
+      ("emit", one(), "")("output,o", one(), "")("target", one(), "")("mcpu", one(), "")
+      ("mattr", one(), "")("opt-level", one(), "")("ffast-math", "")("via", one(), "")
+      ("schedule", one(), "")("define,D", one(), "")("no-schedule", "")("include,I", one(), "")
+      ("func", one(), "")("print-ir-after-all", "")("print-ir-after", one(), "")
+      ("print-ir-before", one(), "")("list-passes", "")("bounds-check", "")("MD", "")
+      ("MF", one(), "")("Werror", "")("error-limit", one(), "")("color", one(), "")
+      ("stdlib", one(), "")("input", one(), "");
   return d;
 }
+
+const char *kHelp = R"(usage: tdslc [options] FILE.tdsl
+
+Output:
+  --emit=KIND                ast|ir|lowered|cpp|cuda|llvm|bc|asm|obj|header (default obj)
+  -o FILE                    output (default: stdout for text, FILE.o for obj)
+  -MD                        write a Makefile dependency file (the source and its imports)
+  -MF FILE                   name of the dependency file (with -MD; default: output.d)
+Code generation:
+  --target=cpu|cuda          target (default cpu)
+  --mcpu=NAME                target CPU (default native for cpu)
+  --mattr=+avx512f,...       target features
+  -O0, -O1, -O2, -O3         optimisation level (default -O2)
+  --ffast-math               allow float reassociation (off by default)
+  --via=llvm|cpp             how --emit=obj|asm is made: LLVM directly (default), or the
+                             emitted C++ compiled by the Clang libraries
+  --bounds-check             run-time bounds checks in emitted code
+Schedules and imports:
+  --schedule FILE            schedules that replace those of the source for the same function
+  -D NAME=VALUE              schedule parameter or func constant (also -D FUNC.NAME=VALUE)
+  --no-schedule              ignore all schedules
+  -I DIR                     import search path (the standard library is always found)
+  --stdlib DIR               standard library folder (default: next to tdslc, or $TDSL_STDLIB)
+  --func NAME                only this function (and what it calls)
+Passes:
+  --print-ir-after-all       print the IR after every pass
+  --print-ir-after=PASS      print the IR after PASS
+  --print-ir-before=PASS     print the IR before PASS
+  --list-passes              list the passes and exit
+Diagnostics:
+  -Werror                    treat warnings as errors
+  --error-limit=N            stop after N errors (0: no limit; default 20)
+  --color=auto|always|never  colour diagnostics (default auto: when stderr is a terminal)
+Other:
+  -h, --help                 print this help and exit
+  --version                  print the version and exit
+
+A repeated option other than -D, -I, --schedule and --print-ir-after/before: the last one wins.
+Exit status: 0 success, 1 compile error, 2 bad command line.
+)";
 
 } // namespace
 
@@ -104,9 +130,7 @@ std::string defaultStdlibDir() {
 
 std::optional<int> parseCommandLine(int argc, const char *const *argv, DriverOptions &opts,
                                     std::ostream &out, std::ostream &err) {
-  po::options_description visible = optionsDescription();
-  po::options_description all;
-  all.add(visible).add_options()("input", po::value<std::vector<std::string>>(), "input");
+  po::options_description all = optionsDescription();
   po::positional_options_description pos;
   pos.add("input", -1);
   po::variables_map vm;
@@ -129,10 +153,7 @@ std::optional<int> parseCommandLine(int argc, const char *const *argv, DriverOpt
   }
 
   if (vm.count("help")) {
-    out << "usage: tdslc [options] FILE.tdsl\n\n" << visible
-        << "\n  -O0 -O1 -O2 -O3            optimisation level (default -O2)\n"
-        << "  -MD -MF FILE               write a Makefile dependency file\n"
-        << "  -Werror                    treat warnings as errors\n";
+    out << kHelp;
     return 0;
   }
   if (vm.count("version")) {
@@ -140,78 +161,90 @@ std::optional<int> parseCommandLine(int argc, const char *const *argv, DriverOpt
     return 0;
   }
 
-  std::vector<std::string> inputs;
-  if (vm.count("input")) inputs = vm["input"].as<std::vector<std::string>>();
-  if (inputs.empty()) return fail("no input file");
-  if (inputs.size() > 1) return fail("more than one input file: '" + inputs[0] + "' and '" + inputs[1] + "'");
-  opts.input = inputs[0];
+  auto all_ = [&](const char *name) {
+    return vm.count(name) ? vm[name].as<std::vector<std::string>>() : std::vector<std::string>();
+  };
+  // The last occurrence of a scalar option, or nullopt.
+  auto last = [&](const char *name) -> std::optional<std::string> {
+    if (!vm.count(name)) return std::nullopt;
+    return vm[name].as<std::vector<std::string>>().back();
+  };
+  auto oneOf = [](const std::string &v, std::initializer_list<const char *> choices) {
+    for (const char *c : choices)
+      if (v == c) return true;
+    return false;
+  };
 
-  if (vm.count("emit")) {
-    std::string e = vm["emit"].as<std::string>();
+  // Option values first, then the input: `--emit FILE.tdsl` says what is wrong with --emit.
+  if (auto e = last("emit")) {
     bool found = false;
     for (auto &[name, kind] : kEmitKinds)
-      if (e == name) {
+      if (*e == name) {
         opts.emit = kind;
         found = true;
       }
-    if (!found) return fail("invalid value '" + e + "' for --emit; expected ast, ir, lowered, cpp, cuda, llvm, bc, asm, obj or header");
+    if (!found) return fail("invalid value '" + *e + "' for --emit; expected ast, ir, lowered, cpp, cuda, llvm, bc, asm, obj or header");
   }
-  if (vm.count("output")) opts.output = vm["output"].as<std::string>();
-  if (vm.count("target")) {
-    opts.target = vm["target"].as<std::string>();
-    if (opts.target != "cpu" && opts.target != "cuda")
+  if (auto o = last("output")) opts.output = *o;
+  if (auto t = last("target")) {
+    opts.target = *t;
+    if (!oneOf(opts.target, {"cpu", "cuda"}))
       return fail("invalid value '" + opts.target + "' for --target; expected cpu or cuda");
   }
-  if (vm.count("mcpu")) opts.mcpu = vm["mcpu"].as<std::string>();
-  if (vm.count("mattr")) opts.mattr = vm["mattr"].as<std::string>();
-  if (vm.count("opt-level")) {
-    opts.optLevel = vm["opt-level"].as<int>();
-    if (opts.optLevel < 0 || opts.optLevel > 3)
-      return fail("invalid optimisation level -O" + std::to_string(opts.optLevel) + "; expected -O0 to -O3");
+  if (auto m = last("mcpu")) opts.mcpu = *m;
+  if (auto m = last("mattr")) opts.mattr = *m;
+  if (auto o = last("opt-level")) {
+    if (!oneOf(*o, {"0", "1", "2", "3"}))
+      return fail("invalid optimisation level -O" + *o + "; expected -O0 to -O3");
+    opts.optLevel = (*o)[0] - '0';
   }
   opts.fastMath = vm.count("ffast-math") != 0;
-  if (vm.count("via")) {
-    opts.via = vm["via"].as<std::string>();
-    if (opts.via != "llvm" && opts.via != "cpp")
+  if (auto v = last("via")) {
+    opts.via = *v;
+    if (!oneOf(opts.via, {"llvm", "cpp"}))
       return fail("invalid value '" + opts.via + "' for --via; expected llvm or cpp");
   }
-  if (vm.count("schedule")) opts.scheduleFiles = vm["schedule"].as<std::vector<std::string>>();
-  if (vm.count("define")) {
-    for (const std::string &d : vm["define"].as<std::vector<std::string>>()) {
-      size_t eq = d.find('=');
-      int64_t v;
-      if (eq == std::string::npos || eq == 0)
-        return fail("-D expects NAME=VALUE, got '" + d + "'");
-      if (!parseInt(d.substr(eq + 1), v))
-        return fail("-D " + d.substr(0, eq) + ": value '" + d.substr(eq + 1) + "' is not an integer");
-      opts.defines.emplace_back(d.substr(0, eq), v);
-    }
+  opts.scheduleFiles = all_("schedule");
+  for (const std::string &d : all_("define")) {
+    size_t eq = d.find('=');
+    int64_t v;
+    if (eq == std::string::npos || eq == 0)
+      return fail("-D expects NAME=VALUE, got '" + d + "'");
+    if (!parseInt(d.substr(eq + 1), v))
+      return fail("-D " + d.substr(0, eq) + ": value '" + d.substr(eq + 1) + "' is not an integer");
+    opts.defines.emplace_back(d.substr(0, eq), v);
   }
   opts.noSchedule = vm.count("no-schedule") != 0;
-  if (vm.count("include")) opts.includeDirs = vm["include"].as<std::vector<std::string>>();
-  if (vm.count("func")) opts.func = vm["func"].as<std::string>();
+  opts.includeDirs = all_("include");
+  if (auto f = last("func")) opts.func = *f;
   opts.printIRAfterAll = vm.count("print-ir-after-all") != 0;
-  if (vm.count("print-ir-after")) opts.printIRAfter = vm["print-ir-after"].as<std::vector<std::string>>();
-  if (vm.count("print-ir-before")) opts.printIRBefore = vm["print-ir-before"].as<std::vector<std::string>>();
+  opts.printIRAfter = all_("print-ir-after");
+  opts.printIRBefore = all_("print-ir-before");
   opts.listPasses = vm.count("list-passes") != 0;
   opts.boundsCheck = vm.count("bounds-check") != 0;
   opts.writeDeps = vm.count("MD") != 0;
-  if (vm.count("MF")) {
-    opts.depFile = vm["MF"].as<std::string>();
+  if (auto f = last("MF")) {
+    opts.depFile = *f;
     if (!opts.writeDeps) return fail("-MF requires -MD");
   }
   opts.warningsAsErrors = vm.count("Werror") != 0;
-  if (vm.count("error-limit")) {
-    int n = vm["error-limit"].as<int>();
-    if (n < 0) return fail("invalid value '" + std::to_string(n) + "' for --error-limit; expected N >= 0");
-    opts.errorLimit = static_cast<unsigned>(n);
+  if (auto n = last("error-limit")) {
+    int64_t v = -1;
+    if (!parseInt(*n, v) || v < 0 || v > 4294967295LL || !std::isdigit(static_cast<unsigned char>((*n)[0])))
+      return fail("invalid value '" + *n + "' for --error-limit; expected an integer N >= 0");
+    opts.errorLimit = static_cast<unsigned>(v);
   }
-  if (vm.count("color")) {
-    opts.color = vm["color"].as<std::string>();
-    if (opts.color != "auto" && opts.color != "always" && opts.color != "never")
+  if (auto c = last("color")) {
+    opts.color = *c;
+    if (!oneOf(opts.color, {"auto", "always", "never"}))
       return fail("invalid value '" + opts.color + "' for --color; expected auto, always or never");
   }
-  opts.stdlibDir = vm.count("stdlib") ? vm["stdlib"].as<std::string>() : defaultStdlibDir();
+  opts.stdlibDir = last("stdlib").value_or(defaultStdlibDir());
+
+  std::vector<std::string> inputs = all_("input");
+  if (inputs.empty()) return fail("no input file");
+  if (inputs.size() > 1) return fail("more than one input file: '" + inputs[0] + "' and '" + inputs[1] + "'");
+  opts.input = inputs[0];
   return std::nullopt;
 }
 
@@ -226,6 +259,19 @@ std::string makeEscape(const std::string &path) {
     out += c;
   }
   return out;
+}
+
+/// `--emit=ir` prints the module's own items: its import lines, then its functions (imported
+/// functions, named `prefix.name` in the IR module, are not inlined).
+void printOwnItems(const ir::Module &m, std::ostream &os) {
+  for (const std::string &imp : m.imports) os << "import \"" << imp << "\";\n";
+  bool first = m.imports.empty();
+  for (const ir::Func &f : m.functions()) {
+    if (f.name().find('.') != std::string::npos) continue;
+    if (!first) os << "\n";
+    first = false;
+    os << ir::toString(f);
+  }
 }
 
 std::string defaultObjectName(const std::string &input) {
@@ -254,9 +300,10 @@ bool writeDepFile(const DriverOptions &opts, const std::vector<std::string> &dep
 int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
                 const std::string *sourceText) {
   // Stages this build does not have yet are refused up front, before any work.
-  if (opts.emit != EmitKind::AST) {
+  if (opts.emit != EmitKind::AST && opts.emit != EmitKind::IR) {
     err << "tdslc: error: --emit=" << emitKindName(opts.emit)
-        << " is not available yet: this build of tdslc stops after the frontend (use --emit=ast)\n";
+        << " is not available yet: this build of tdslc stops after the checked IR (use --emit=ast "
+           "or --emit=ir)\n";
     return 2;
   }
   if (opts.listPasses || opts.printIRAfterAll || !opts.printIRAfter.empty() || !opts.printIRBefore.empty()) {
@@ -298,8 +345,19 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
   if (opts.writeDeps && !writeDepFile(opts, loader.dependencies(), err)) return 1;
 
   std::ostringstream text;
-  dumpAST(*main, text);
-  for (const ast::Module *s : scheduleModules) dumpAST(*s, text);
+  if (opts.emit == EmitKind::AST) {
+    dumpAST(*main, text);
+    for (const ast::Module *s : scheduleModules) dumpAST(*s, text);
+  } else {
+    std::vector<ast::Module *> modules;
+    for (ast::Module *m : loader.modules())
+      if (std::find(scheduleModules.begin(), scheduleModules.end(), m) == scheduleModules.end())
+        modules.push_back(m);
+    std::optional<ir::Module> ir = buildIR(modules, diags);
+    diags.flush();
+    if (!ir || diags.hasErrors()) return 1;
+    printOwnItems(*ir, text);
+  }
   if (opts.output.empty() || opts.output == "-") {
     out << text.str();
     return 0;

@@ -1,0 +1,507 @@
+// SemaGraph.cpp — checks externs and graphs (spec §8): call arity, dtypes, shape unification
+// across calls, purity inside `dataflow`, `output`/`return` defined; builds GraphFunc IR.
+#include "frontend/SemaInternal.h"
+
+#include "ir/IRMutator.h"
+#include "ir/IRPrinter.h"
+#include "support/Diagnostics.h"
+
+#include <map>
+#include <set>
+
+namespace tdsl::sema {
+
+using namespace ir;
+
+namespace {
+
+/// Replaces variables by expressions and folds integer constants, so that shapes of a callee
+/// instantiated with a call's arguments can be compared.
+class Substituter : public IRMutator {
+public:
+  explicit Substituter(const std::map<const VarNode *, Expr> &map) : map_(map) {}
+
+protected:
+  Expr visit(const VarRef *op) override {
+    auto it = map_.find(op->var.get());
+    return it == map_.end() ? Expr(op) : it->second;
+  }
+#define TDSL_FOLD(NODE, OP)                                                                     \
+  Expr visit(const NODE *op) override {                                                        \
+    Expr e = IRMutator::visit(op);                                                             \
+    auto *n = e.as<NODE>();                                                                    \
+    if (!n) return e;                                                                          \
+    auto a = asConstInt(n->a), b = asConstInt(n->b);                                           \
+    if (!a || !b || !n->type.isInteger()) return e;                                            \
+    return IntImm::make(n->type, OP);                                                          \
+  }
+  TDSL_FOLD(Add, int64_t(uint64_t(*a) + uint64_t(*b)))
+  TDSL_FOLD(Sub, int64_t(uint64_t(*a) - uint64_t(*b)))
+  TDSL_FOLD(Mul, int64_t(uint64_t(*a) * uint64_t(*b)))
+  TDSL_FOLD(Div, *b == 0 ? 0 : floorDiv(*a, *b))
+  TDSL_FOLD(Mod, *b == 0 ? 0 : *a - floorDiv(*a, *b) * *b)
+  TDSL_FOLD(Min, std::min(*a, *b))
+  TDSL_FOLD(Max, std::max(*a, *b))
+#undef TDSL_FOLD
+
+private:
+  static int64_t floorDiv(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  }
+  const std::map<const VarNode *, Expr> &map_;
+};
+
+Expr substitute(const Expr &e, const std::map<const VarNode *, Expr> &map) {
+  return Substituter(map).mutate(e);
+}
+
+bool sameDim(const Expr &a, const Expr &b) {
+  auto ca = asConstInt(a), cb = asConstInt(b);
+  if (ca && cb) return *ca == *cb;
+  return toString(a) == toString(b);
+}
+
+std::string typeString(DType t, const std::vector<Expr> &shape) {
+  std::string s = t.name() + "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + toString(shape[i]);
+  return s + "]";
+}
+
+const std::vector<FuncParam> *inputsOf(const Func &f) {
+  if (auto *p = f.as<PrimFunc>()) return &p->inputs;
+  if (auto *e = f.as<ExternFunc>()) return &e->inputs;
+  return nullptr;
+}
+const std::vector<Buffer> *outputsOf(const Func &f) {
+  if (auto *p = f.as<PrimFunc>()) return &p->outputs;
+  if (auto *e = f.as<ExternFunc>()) return &e->outputs;
+  return nullptr;
+}
+
+struct Value {
+  Buffer buffer; // a tensor value
+  Var scalar;    // a scalar input
+  SourceRange range;
+  bool dataflowLocal = false;
+};
+
+class GraphBuilder {
+public:
+  GraphBuilder(const ast::GraphDecl &g, std::string name, const FuncTable &funcs, DiagnosticEngine &diags)
+      : g_(g), name_(std::move(name)), funcs_(funcs), diags_(diags) {}
+
+  Func build() {
+    SignatureChecker sig{scopes_, diags_};
+    std::vector<Var> consts, shapeVars;
+    std::vector<FuncParam> inputs;
+    std::vector<Buffer> none;
+    sig.generics(g_.generics, consts);
+    bool ok = sig.params(g_.inputs, BufferRole::Input, inputs, none, shapeVars, true);
+    for (const ast::Param &p : g_.inputs) {
+      const Symbol *s = scopes_.lookup(p.name.name);
+      if (!s) continue;
+      values_[p.name.name] = Value{s->buffer, s->var, p.name.range, false};
+    }
+    for (const ast::Type &t : g_.results) {
+      std::optional<DType> dt = sig.dtype(t.dtype);
+      std::vector<Var> noVars;
+      std::optional<std::vector<Expr>> dims =
+          t.isTensor ? sig.shape(t, false, noVars) : std::optional<std::vector<Expr>>(std::vector<Expr>{});
+      if (!t.isTensor) {
+        diags_.error(t.range, "graph results must be tensors");
+        ok = false;
+      }
+      if (!dt || !dims) {
+        ok = false;
+        continue;
+      }
+      resultTypes_.push_back({*dt, *dims});
+    }
+    if (!ok) return {};
+    std::vector<GraphItem> body;
+    bool returned = false;
+    for (const ast::GraphStmtPtr &s : g_.body) {
+      if (returned) {
+        diags_.error(s->range, "statement after 'return'");
+        failed_ = true;
+        break;
+      }
+      if (auto *df = s->as<ast::DataflowStmt>()) {
+        body.push_back(dataflow(*df));
+      } else if (auto *r = s->as<ast::ReturnStmt>()) {
+        returnStmt(*r);
+        returned = true;
+      } else if (auto *o = s->as<ast::OutputStmt>()) {
+        diags_.error(o->range, "'output' is only allowed inside a dataflow block");
+        failed_ = true;
+      } else if (auto b = binding(*s, /*inDataflow=*/false)) {
+        std::visit([&](auto &&x) { body.push_back(x); }, *b);
+      }
+    }
+    if (!returned) {
+      diags_.error(SourceRange(g_.range.end), "graph '" + g_.name.name + "' does not return a value")
+          .note(g_.name.range, "graph declared here");
+      failed_ = true;
+    }
+    if (failed_) return {};
+    return GraphFunc::make(name_, consts, inputs, shapeVars, body, results_, locOf(g_));
+  }
+
+private:
+  DataflowBlock dataflow(const ast::DataflowStmt &df) {
+    DataflowBlock block;
+    block.loc = locOf(df);
+    std::vector<std::string> locals;
+    std::set<std::string> exported;
+    for (const ast::GraphStmtPtr &s : df.body) {
+      if (auto *o = s->as<ast::OutputStmt>()) {
+        for (const ast::Ident &id : o->names) {
+          auto it = values_.find(id.name);
+          if (it == values_.end() || !it->second.dataflowLocal) {
+            diags_.error(id.range, it == values_.end()
+                                       ? "'output' of undefined value '" + id.name + "'"
+                                       : "'output' of '" + id.name + "', which is not defined in this dataflow block");
+            failed_ = true;
+            continue;
+          }
+          exported.insert(id.name);
+          block.outputs.push_back(it->second.buffer);
+        }
+        continue;
+      }
+      if (s->kind == ast::GraphStmtKind::Dataflow || s->kind == ast::GraphStmtKind::Return) {
+        diags_.error(s->range, s->kind == ast::GraphStmtKind::Return ? "'return' inside a dataflow block"
+                                                                      : "nested dataflow block");
+        failed_ = true;
+        continue;
+      }
+      size_t before = values_.size();
+      std::vector<std::string> names = boundNames(*s);
+      if (auto b = binding(*s, /*inDataflow=*/true)) {
+        std::visit([&](auto &&x) { block.bindings.push_back(x); }, *b);
+        for (const std::string &n : names)
+          if (values_.count(n)) {
+            values_[n].dataflowLocal = true;
+            locals.push_back(n);
+          }
+      }
+      (void)before;
+    }
+    // Names not exported go out of scope; a later use gets a pointed error.
+    for (const std::string &n : locals) {
+      if (exported.count(n)) {
+        values_[n].dataflowLocal = false;
+        continue;
+      }
+      hidden_[n] = values_[n].range;
+      values_.erase(n);
+    }
+    return block;
+  }
+
+  static std::vector<std::string> boundNames(const ast::GraphStmt &s) {
+    std::vector<std::string> out;
+    if (auto *b = s.as<ast::BindStmt>())
+      for (const ast::Ident &t : b->targets) out.push_back(t.name);
+    if (auto *r = s.as<ast::ReshapeStmt>()) out.push_back(r->target.name);
+    return out;
+  }
+
+  const Value *use(const ast::Ident &id) {
+    auto it = values_.find(id.name);
+    if (it != values_.end()) return &it->second;
+    auto h = hidden_.find(id.name);
+    if (h != hidden_.end())
+      diags_.error(id.range, "'" + id.name + "' is local to a dataflow block; export it with 'output " + id.name + ";'")
+          .note(h->second, "defined here");
+    else
+      diags_.error(id.range, "use of undefined value '" + id.name + "'");
+    failed_ = true;
+    return nullptr;
+  }
+
+  bool define(const ast::Ident &id, Value v) {
+    if (values_.count(id.name) || scopes_.lookup(id.name)) {
+      SourceRange prev = values_.count(id.name) ? values_[id.name].range : scopes_.lookup(id.name)->range;
+      diags_.error(id.range, "redefinition of '" + id.name + "'").note(prev, "previous definition is here");
+      failed_ = true;
+      return false;
+    }
+    v.range = id.range;
+    values_[id.name] = v;
+    return true;
+  }
+
+  std::optional<GraphBinding> binding(const ast::GraphStmt &s, bool inDataflow) {
+    if (auto *r = s.as<ast::ReshapeStmt>()) return reshape(*r);
+    const ast::CallValue *cv = nullptr;
+    const std::vector<ast::Ident> *targets = nullptr;
+    static const std::vector<ast::Ident> kNone;
+    if (auto *b = s.as<ast::BindStmt>()) {
+      cv = &b->call;
+      targets = &b->targets;
+    } else if (auto *c = s.as<ast::CallStmt>()) {
+      cv = &c->call;
+      targets = &kNone;
+    } else {
+      return std::nullopt;
+    }
+    std::optional<CallBinding> call = callBinding(*cv, *targets, inDataflow, s);
+    if (!call) {
+      failed_ = true;
+      return std::nullopt;
+    }
+    return GraphBinding(*call);
+  }
+
+  std::optional<CallBinding> callBinding(const ast::CallValue &cv, const std::vector<ast::Ident> &targets,
+                                         bool inDataflow, const ast::GraphStmt &stmt) {
+    if (!cv.resolved) return std::nullopt; // reported by name resolution
+    auto fit = funcs_.find(cv.resolved);
+    if (fit == funcs_.end()) {
+      if (cv.resolved->kind == ast::ItemKind::Graph)
+        diags_.error(cv.callee.range, "graph '" + cv.callee.str() + "' cannot be called; graphs call funcs and externs");
+      return std::nullopt; // the callee itself had errors
+    }
+    Func callee = fit->second;
+    const std::vector<FuncParam> &params = *inputsOf(callee);
+    const std::vector<Buffer> &outs = *outputsOf(callee);
+    std::string cname = "'" + cv.callee.str() + "'";
+    // Purity (spec §8): inside dataflow only funcs and pure externs.
+    if (auto *ext = callee.as<ExternFunc>(); ext && !ext->pure && inDataflow) {
+      diags_.error(cv.callee.range, "call of impure extern " + cname + " inside a dataflow block; only pure calls are allowed there")
+          .note(cv.resolved->range, "declared without 'pure' here");
+      return std::nullopt;
+    }
+    if (targets.size() != outs.size()) {
+      if (targets.empty())
+        diags_.error(stmt.range, "result of " + cname + " is discarded; bind it: v = call ...");
+      else
+        diags_.error(stmt.range, cname + " returns " + std::to_string(outs.size()) + " value" +
+                                     (outs.size() == 1 ? "" : "s") + " but " + std::to_string(targets.size()) +
+                                     (targets.size() == 1 ? " name is" : " names are") + " bound");
+      return std::nullopt;
+    }
+    std::map<const VarNode *, Expr> subst;
+    // Generic constants.
+    const std::vector<Var> *constVars = nullptr;
+    if (auto *p = callee.as<PrimFunc>()) constVars = &p->constVars;
+    size_t nConsts = constVars ? constVars->size() : 0;
+    if (cv.constArgs.size() != nConsts) {
+      diags_.error(cv.callee.range, cname + " takes " + std::to_string(nConsts) + " constant argument" +
+                                        (nConsts == 1 ? "" : "s") + ", got " + std::to_string(cv.constArgs.size()));
+      return std::nullopt;
+    }
+    CallBinding out;
+    out.callee = callee.name();
+    out.loc = locOf(stmt);
+    out.annotated = cv.declaredType.has_value();
+    for (size_t i = 0; i < nConsts; ++i) {
+      ExprChecker ec{scopes_, diags_};
+      Expr c = ec.check(*cv.constArgs[i], DType::i64());
+      if (!c.defined()) return std::nullopt;
+      subst[(*constVars)[i].get()] = c;
+      out.constArgs.push_back(c);
+    }
+    if (cv.args.size() != params.size()) {
+      diags_.error(cv.range, cname + " takes " + std::to_string(params.size()) + " argument" +
+                                 (params.size() == 1 ? "" : "s") + ", got " + std::to_string(cv.args.size()))
+          .note(cv.resolved->range, "declared here");
+      return std::nullopt;
+    }
+    for (size_t i = 0; i < params.size(); ++i) {
+      const ast::Expr &arg = *cv.args[i];
+      const FuncParam &p = params[i];
+      if (!p.isTensor()) {
+        ExprChecker ec{scopes_, diags_};
+        Expr v = ec.check(arg, p.scalar.dtype());
+        if (!v.defined()) return std::nullopt;
+        if (v.dtype() != p.scalar.dtype()) {
+          diags_.error(arg.range, "argument " + std::to_string(i + 1) + " of " + cname + " ('" + p.name() +
+                                      "') is " + p.scalar.dtype().name() + ", got " + v.dtype().name());
+          return std::nullopt;
+        }
+        out.args.push_back(v);
+        continue;
+      }
+      auto *n = arg.as<ast::NameExpr>();
+      if (!n) {
+        diags_.error(arg.range, "argument " + std::to_string(i + 1) + " of " + cname + " ('" + p.name() +
+                                    "') must name a tensor value");
+        return std::nullopt;
+      }
+      ast::Ident id;
+      id.name = n->name;
+      id.range = n->range;
+      const Value *v = use(id);
+      if (!v) return std::nullopt;
+      if (!v->buffer.defined()) {
+        diags_.error(arg.range, "argument " + std::to_string(i + 1) + " of " + cname + " ('" + p.name() +
+                                    "') must be a tensor, but '" + n->name + "' is a scalar");
+        return std::nullopt;
+      }
+      if (!unifyTensor(v->buffer, p.buffer, subst, arg, cname)) return std::nullopt;
+      out.args.push_back(v->buffer);
+    }
+    // Outputs: the callee's output types under the substitution.
+    for (size_t i = 0; i < outs.size(); ++i) {
+      std::vector<Expr> shape;
+      for (const Expr &d : outs[i].shape()) shape.push_back(substitute(d, subst));
+      if (i == 0 && cv.declaredType) {
+        SignatureChecker sig{scopes_, diags_};
+        std::optional<DType> dt = sig.dtype(cv.declaredType->dtype);
+        std::vector<Var> noVars;
+        std::optional<std::vector<Expr>> dims = sig.shape(*cv.declaredType, false, noVars);
+        if (!dt || !dims) return std::nullopt;
+        bool same = *dt == outs[i].dtype() && dims->size() == shape.size();
+        for (size_t d = 0; same && d < shape.size(); ++d) same = sameDim((*dims)[d], shape[d]);
+        if (!same) {
+          diags_.error(cv.declaredType->range, "declared type " + typeString(*dt, *dims) + " does not match " +
+                                                   typeString(outs[i].dtype(), shape) + " returned by " + cname);
+          return std::nullopt;
+        }
+      }
+      Buffer b(targets[i].name, outs[i].dtype(), shape, BufferRole::Alloc, MemScope::Global, {}, locOf(targets[i]));
+      if (!define(targets[i], Value{b, Var(), targets[i].range, false})) return std::nullopt;
+      out.targets.push_back(b);
+    }
+    return out;
+  }
+
+  /// Unifies an argument's type with a parameter's: binds the callee's shape variables on first
+  /// sight, then checks every dimension against what is bound.
+  bool unifyTensor(const Buffer &arg, const Buffer &param, std::map<const VarNode *, Expr> &subst,
+                   const ast::Expr &at, const std::string &cname) {
+    if (arg.dtype() != param.dtype() || arg.rank() != param.rank()) {
+      diags_.error(at.range, "type mismatch for parameter '" + param.name() + "' of " + cname + ": expected " +
+                                 typeString(param.dtype(), param.shape()) + ", got '" + arg.name() + "' of type " +
+                                 typeString(arg.dtype(), arg.shape()));
+      return false;
+    }
+    for (size_t d = 0; d < arg.rank(); ++d) {
+      const Expr &pd = param.shape()[d];
+      if (auto *ref = pd.as<VarRef>(); ref && !subst.count(ref->var.get())) {
+        subst[ref->var.get()] = arg.shape()[d];
+        continue;
+      }
+      Expr want = substitute(pd, subst);
+      if (!sameDim(want, arg.shape()[d])) {
+        diags_.error(at.range, "shape mismatch for parameter '" + param.name() + "' of " + cname + ": dimension " +
+                                   std::to_string(d) + " of '" + arg.name() + "' is " + toString(arg.shape()[d]) +
+                                   ", expected " + toString(pd) + " = " + toString(want));
+        return false;
+      }
+    }
+    return true;
+  }
+
+  std::optional<GraphBinding> reshape(const ast::ReshapeStmt &r) {
+    const Value *src = use(r.source);
+    if (!src) return std::nullopt;
+    if (!src->buffer.defined()) {
+      diags_.error(r.source.range, "reshape of scalar '" + r.source.name + "'");
+      failed_ = true;
+      return std::nullopt;
+    }
+    std::vector<Expr> dims;
+    for (const ast::ExprPtr &d : r.shape) {
+      ExprChecker ec{scopes_, diags_};
+      Expr e = ec.check(*d, DType::i64());
+      if (!e.defined()) {
+        failed_ = true;
+        return std::nullopt;
+      }
+      dims.push_back(e);
+    }
+    // The element count must agree; decided here when both shapes are constant.
+    auto count = [](const std::vector<Expr> &shape) -> std::optional<int64_t> {
+      int64_t n = 1;
+      for (const Expr &d : shape) {
+        auto c = asConstInt(d);
+        if (!c) return std::nullopt;
+        n *= *c;
+      }
+      return n;
+    };
+    auto a = count(src->buffer.shape()), b = count(dims);
+    if (a && b && *a != *b) {
+      diags_.error(r.range, "reshape changes the element count: '" + r.source.name + "' has " + std::to_string(*a) +
+                                " elements, the new shape " + std::to_string(*b));
+      failed_ = true;
+      return std::nullopt;
+    }
+    Buffer target(r.target.name, src->buffer.dtype(), dims, BufferRole::Alloc, MemScope::Global, {}, locOf(r.target));
+    if (!define(r.target, Value{target, Var(), r.target.range, false})) return std::nullopt;
+    return GraphBinding(ReshapeBinding{target, src->buffer, locOf(r)});
+  }
+
+  void returnStmt(const ast::ReturnStmt &r) {
+    if (r.names.size() != resultTypes_.size()) {
+      diags_.error(r.range, "graph '" + g_.name.name + "' returns " + std::to_string(resultTypes_.size()) +
+                                " value" + (resultTypes_.size() == 1 ? "" : "s") + ", but 'return' lists " +
+                                std::to_string(r.names.size()));
+      failed_ = true;
+      return;
+    }
+    for (size_t i = 0; i < r.names.size(); ++i) {
+      const Value *v = use(r.names[i]);
+      if (!v) continue;
+      if (!v->buffer.defined()) {
+        diags_.error(r.names[i].range, "graph results must be tensors; '" + r.names[i].name + "' is a scalar");
+        failed_ = true;
+        continue;
+      }
+      auto &[dt, shape] = resultTypes_[i];
+      bool same = dt == v->buffer.dtype() && shape.size() == v->buffer.rank();
+      for (size_t d = 0; same && d < shape.size(); ++d) same = sameDim(shape[d], v->buffer.shape()[d]);
+      if (!same) {
+        diags_.error(r.names[i].range, "returned '" + r.names[i].name + "' has type " +
+                                           typeString(v->buffer.dtype(), v->buffer.shape()) +
+                                           " but the graph declares " + typeString(dt, shape))
+            .note(g_.results[i].range, "result type declared here");
+        failed_ = true;
+        continue;
+      }
+      results_.push_back(v->buffer);
+    }
+  }
+
+  const ast::GraphDecl &g_;
+  std::string name_;
+  const FuncTable &funcs_;
+  DiagnosticEngine &diags_;
+  Scopes scopes_;
+  std::map<std::string, Value> values_;
+  std::map<std::string, SourceRange> hidden_;
+  std::vector<std::pair<DType, std::vector<Expr>>> resultTypes_;
+  std::vector<Buffer> results_;
+  bool failed_ = false;
+};
+
+} // namespace
+
+Func buildExtern(const ast::ExternDecl &e, const std::string &name, DiagnosticEngine &diags) {
+  Scopes scopes;
+  SignatureChecker sig{scopes, diags};
+  std::vector<Var> shapeVars;
+  std::vector<FuncParam> inputs;
+  std::vector<Buffer> outputs;
+  bool ok = sig.params(e.inputs, BufferRole::Input, inputs, outputs, shapeVars, true);
+  ok &= sig.params(e.outputs, BufferRole::Output, inputs, outputs, shapeVars, false);
+  if (!ok) return {};
+  if (e.pure && outputs.empty()) {
+    diags.error(e.name.range, "pure extern '" + e.name.name + "' has no outputs; it would compute nothing");
+    return {};
+  }
+  return ExternFunc::make(name, e.pure, inputs, outputs, shapeVars, e.symbol, locOf(e));
+}
+
+Func buildGraph(const ast::GraphDecl &g, const std::string &name, const FuncTable &funcs,
+                DiagnosticEngine &diags) {
+  unsigned before = diags.errorCount();
+  Func f = GraphBuilder(g, name, funcs, diags).build();
+  return diags.errorCount() == before ? f : Func();
+}
+
+} // namespace tdsl::sema

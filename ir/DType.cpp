@@ -1,0 +1,66 @@
+//===- ir/DType.cpp - Scalar and vector element types -------------------------------------===//
+#include "ir/DType.h"
+
+#include <array>
+#include <charconv>
+
+namespace tdsl::ir {
+namespace {
+
+struct CodeInfo {
+  DType::Code code;
+  std::string_view name;
+  int bits;
+};
+
+constexpr std::array<CodeInfo, 13> kCodes = {{
+    {DType::Code::Bool, "bool", 1},
+    {DType::Code::I8, "i8", 8},
+    {DType::Code::I16, "i16", 16},
+    {DType::Code::I32, "i32", 32},
+    {DType::Code::I64, "i64", 64},
+    {DType::Code::U8, "u8", 8},
+    {DType::Code::U16, "u16", 16},
+    {DType::Code::U32, "u32", 32},
+    {DType::Code::U64, "u64", 64},
+    {DType::Code::F16, "f16", 16},
+    {DType::Code::BF16, "bf16", 16},
+    {DType::Code::F32, "f32", 32},
+    {DType::Code::F64, "f64", 64},
+}};
+
+const CodeInfo &info(DType::Code code) { return kCodes[static_cast<size_t>(code)]; }
+
+} // namespace
+
+int DType::bits() const { return info(code_).bits; }
+
+int DType::storageBytes() const { return isBool() ? 1 : bits() / 8; }
+
+std::string DType::name() const {
+  std::string result(info(code_).name);
+  if (lanes_ != 1)
+    result += "x" + std::to_string(lanes_);
+  return result;
+}
+
+std::optional<DType> DType::parse(std::string_view text) {
+  for (const CodeInfo &candidate : kCodes) {
+    if (text.substr(0, candidate.name.size()) != candidate.name)
+      continue;
+    std::string_view rest = text.substr(candidate.name.size());
+    if (rest.empty())
+      return DType(candidate.code);
+    // A vector type: "f32x4". Lanes must be a plain decimal number above 1.
+    if (rest[0] != 'x' || rest.size() < 2 || rest[1] == '0')
+      continue;
+    unsigned lanes = 0;
+    auto [end, ec] = std::from_chars(rest.data() + 1, rest.data() + rest.size(), lanes);
+    if (ec != std::errc() || end != rest.data() + rest.size() || lanes < 2 || lanes > 0xFFFF)
+      continue;
+    return DType(candidate.code, static_cast<uint16_t>(lanes));
+  }
+  return std::nullopt;
+}
+
+} // namespace tdsl::ir
