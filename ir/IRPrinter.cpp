@@ -281,11 +281,8 @@ void Printer::printInt(const IntImm *op) {
     *os_ << static_cast<uint64_t>(op->value);
     return;
   }
-  // The literal 9223372036854775808 does not exist, so INT64_MIN needs an expression.
-  if (op->value == std::numeric_limits<int64_t>::min()) {
-    *os_ << "(-9223372036854775807 - 1)";
-    return;
-  }
+  // INT64_MIN prints as `-9223372036854775808`: the frontend reads a negated literal as one
+  // constant, and 2^63 is a valid literal under a unary minus.
   *os_ << op->value;
 }
 

@@ -261,8 +261,8 @@ std::string makeEscape(const std::string &path) {
   return out;
 }
 
-/// `--emit=ir` prints the module's own items: its import lines, then its functions (imported
-/// functions, named `prefix.name` in the IR module, are not inlined).
+} // namespace
+
 void printOwnItems(const ir::Module &m, std::ostream &os) {
   for (const std::string &imp : m.imports) os << "import \"" << imp << "\";\n";
   bool first = m.imports.empty();
@@ -273,6 +273,8 @@ void printOwnItems(const ir::Module &m, std::ostream &os) {
     os << ir::toString(f);
   }
 }
+
+namespace {
 
 std::string defaultObjectName(const std::string &input) {
   return fs::path(input).stem().string() + ".o";
@@ -297,6 +299,74 @@ bool writeDepFile(const DriverOptions &opts, const std::vector<std::string> &dep
 
 } // namespace
 
+// ---------------------------------------------------------------------------------------------
+// Compilation
+// ---------------------------------------------------------------------------------------------
+
+struct Compilation::State {
+  SourceManager sm;
+  DiagnosticEngine diags;
+  ModuleLoader loader;
+  ast::Module *main = nullptr;
+  std::vector<ast::Module *> scheduleModules;
+
+  State(const DriverOptions &opts, std::ostream &err, DiagnosticOptions dopts)
+      : diags(sm, err, dopts),
+        loader(sm, diags, ImportOptions{opts.includeDirs, opts.stdlibDir}) {}
+};
+
+Compilation::Compilation(const DriverOptions &opts, std::ostream &err) : opts_(opts) {
+  DiagnosticOptions dopts;
+  dopts.warningsAsErrors = opts.warningsAsErrors;
+  dopts.errorLimit = opts.errorLimit;
+  dopts.color = opts.color == "always" || (opts.color == "auto" && &err == &std::cerr && isatty(2));
+  state_ = std::make_unique<State>(opts, err, dopts);
+}
+
+Compilation::~Compilation() = default;
+
+DiagnosticEngine &Compilation::diags() { return state_->diags; }
+
+bool Compilation::parse(const std::string *sourceText) {
+  State &st = *state_;
+  st.main = st.loader.loadMain(opts_.input, sourceText);
+  if (!st.main) {
+    if (!st.diags.hasErrors()) st.diags.error(SourceRange(), "cannot compile '" + opts_.input + "'");
+    st.diags.flush();
+    return false;
+  }
+  for (const std::string &file : opts_.scheduleFiles) {
+    ast::Module *s = st.loader.loadMain(file);
+    if (!s) continue;
+    s->scheduleHost = st.main;
+    for (const ast::ItemPtr &item : s->items)
+      if (item->kind != ast::ItemKind::Schedule && item->kind != ast::ItemKind::Import)
+        st.diags.error(item->range, "a --schedule file may contain only schedules and imports");
+    st.scheduleModules.push_back(s);
+  }
+  resolveNames(st.loader.modules(), st.diags);
+  st.diags.flush();
+  return !st.diags.hasErrors();
+}
+
+const ast::Module &Compilation::mainModule() const { return *state_->main; }
+
+const std::vector<ast::Module *> &Compilation::scheduleModules() const { return state_->scheduleModules; }
+
+std::vector<std::string> Compilation::dependencies() const { return state_->loader.dependencies(); }
+
+std::optional<ir::Module> Compilation::buildIR() {
+  State &st = *state_;
+  std::vector<ast::Module *> modules;
+  for (ast::Module *m : st.loader.modules())
+    if (std::find(st.scheduleModules.begin(), st.scheduleModules.end(), m) == st.scheduleModules.end())
+      modules.push_back(m);
+  std::optional<ir::Module> ir = tdsl::buildIR(modules, st.diags);
+  st.diags.flush();
+  if (!ir || st.diags.hasErrors()) return std::nullopt;
+  return ir;
+}
+
 int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
                 const std::string *sourceText) {
   // Stages this build does not have yet are refused up front, before any work.
@@ -311,51 +381,17 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
     return 2;
   }
 
-  SourceManager sm;
-  DiagnosticOptions dopts;
-  dopts.warningsAsErrors = opts.warningsAsErrors;
-  dopts.errorLimit = opts.errorLimit;
-  dopts.color = opts.color == "always" || (opts.color == "auto" && &err == &std::cerr && isatty(2));
-  DiagnosticEngine diags(sm, err, dopts);
-
-  ImportOptions iopts;
-  iopts.includeDirs = opts.includeDirs;
-  iopts.stdlibDir = opts.stdlibDir;
-  ModuleLoader loader(sm, diags, iopts);
-  ast::Module *main = loader.loadMain(opts.input, sourceText);
-  if (!main) {
-    if (!diags.hasErrors()) diags.error(SourceRange(), "cannot compile '" + opts.input + "'");
-    diags.flush();
-    return 1;
-  }
-  std::vector<ast::Module *> scheduleModules;
-  for (const std::string &file : opts.scheduleFiles) {
-    ast::Module *s = loader.loadMain(file);
-    if (!s) continue;
-    s->scheduleHost = main;
-    for (const ast::ItemPtr &item : s->items)
-      if (item->kind != ast::ItemKind::Schedule && item->kind != ast::ItemKind::Import)
-        diags.error(item->range, "a --schedule file may contain only schedules and imports");
-    scheduleModules.push_back(s);
-  }
-  resolveNames(loader.modules(), diags);
-  diags.flush();
-  if (diags.hasErrors()) return 1;
-
-  if (opts.writeDeps && !writeDepFile(opts, loader.dependencies(), err)) return 1;
+  Compilation c(opts, err);
+  if (!c.parse(sourceText)) return 1;
+  if (opts.writeDeps && !writeDepFile(opts, c.dependencies(), err)) return 1;
 
   std::ostringstream text;
   if (opts.emit == EmitKind::AST) {
-    dumpAST(*main, text);
-    for (const ast::Module *s : scheduleModules) dumpAST(*s, text);
+    dumpAST(c.mainModule(), text);
+    for (const ast::Module *s : c.scheduleModules()) dumpAST(*s, text);
   } else {
-    std::vector<ast::Module *> modules;
-    for (ast::Module *m : loader.modules())
-      if (std::find(scheduleModules.begin(), scheduleModules.end(), m) == scheduleModules.end())
-        modules.push_back(m);
-    std::optional<ir::Module> ir = buildIR(modules, diags);
-    diags.flush();
-    if (!ir || diags.hasErrors()) return 1;
+    std::optional<ir::Module> ir = c.buildIR();
+    if (!ir) return 1;
     printOwnItems(*ir, text);
   }
   if (opts.output.empty() || opts.output == "-") {

@@ -2,7 +2,11 @@
 // A library so that tests can run whole compilations in-process.
 #pragma once
 
+#include "frontend/AST.h"
+#include "ir/IR.h"
+
 #include <iosfwd>
+#include <memory>
 #include <map>
 #include <optional>
 #include <string>
@@ -48,6 +52,36 @@ std::optional<int> parseCommandLine(int argc, const char *const *argv, DriverOpt
 /// for a stage this build cannot do.
 int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
                 const std::string *sourceText = nullptr);
+
+class DiagnosticEngine;
+
+/// One compilation: owns the sources, the diagnostics engine and the modules. The phases run
+/// in order; each reports every error it finds to the engine and says whether to go on.
+class Compilation {
+public:
+  Compilation(const DriverOptions &opts, std::ostream &err);
+  ~Compilation();
+
+  /// Loads the input (from `sourceText` when given), its imports and the --schedule files, and
+  /// resolves module-level names.
+  bool parse(const std::string *sourceText = nullptr);
+  /// Checks the modules and builds the IR of the main one (imported functions included).
+  std::optional<ir::Module> buildIR();
+
+  const ast::Module &mainModule() const;
+  const std::vector<ast::Module *> &scheduleModules() const;
+  std::vector<std::string> dependencies() const;
+  DiagnosticEngine &diags();
+
+private:
+  struct State;
+  const DriverOptions &opts_;
+  std::unique_ptr<State> state_;
+};
+
+/// `--emit=ir`: the module's own items — its import lines, then its functions (imported ones,
+/// named `prefix.name` in the IR module, are not inlined).
+void printOwnItems(const ir::Module &m, std::ostream &os);
 
 /// The standard library folder: $TDSL_STDLIB, else `<exe>/../share/tdsl/stdlib`.
 std::string defaultStdlibDir();
