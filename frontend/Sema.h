@@ -4,8 +4,11 @@
 
 #include "frontend/AST.h"
 #include "ir/IR.h"
+#include "ir/Schedule.h"
 
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 namespace tdsl {
@@ -18,5 +21,15 @@ class DiagnosticEngine;
 /// Every error of the phase is reported; the result is std::nullopt when there were errors.
 std::optional<ir::Module> buildIR(const std::vector<ast::Module *> &modules,
                                   DiagnosticEngine &diags);
+
+/// The schedule scripts that apply for `target` ("cpu" or "cuda"), from every module's
+/// `schedule` items (imported functions' schedules under their qualified names) and the
+/// --schedule files, which replace the source's schedule of the same function and target. A
+/// targeted schedule wins over the untargeted one. Parameters take their defaults, overridden by
+/// `-D NAME=V` / `-D FUNC.NAME=V` (the names used are added to `usedDefines`).
+std::vector<ir::ScheduleScript>
+buildSchedules(const std::vector<ast::Module *> &modules, const std::vector<ast::Module *> &scheduleFiles,
+               const std::string &target, const std::vector<std::pair<std::string, int64_t>> &defines,
+               std::set<std::string> &usedDefines, DiagnosticEngine &diags);
 
 } // namespace tdsl

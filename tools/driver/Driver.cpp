@@ -4,6 +4,7 @@
 #include "frontend/ModuleLoader.h"
 #include "frontend/Sema.h"
 #include "ir/IRPrinter.h"
+#include "passes/schedule/Apply.h"
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
 
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
@@ -303,6 +305,16 @@ bool writeDepFile(const DriverOptions &opts, const std::vector<std::string> &dep
 // Compilation
 // ---------------------------------------------------------------------------------------------
 
+const std::vector<std::string> &passNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out = {"sema"};
+    for (const std::string &p : schedulePrimitiveNames()) out.push_back("schedule." + p);
+    out.push_back("schedule");
+    return out;
+  }();
+  return names;
+}
+
 struct Compilation::State {
   SourceManager sm;
   DiagnosticEngine diags;
@@ -315,7 +327,7 @@ struct Compilation::State {
         loader(sm, diags, ImportOptions{opts.includeDirs, opts.stdlibDir}) {}
 };
 
-Compilation::Compilation(const DriverOptions &opts, std::ostream &err) : opts_(opts) {
+Compilation::Compilation(const DriverOptions &opts, std::ostream &err) : opts_(opts), printStream_(&err) {
   DiagnosticOptions dopts;
   dopts.warningsAsErrors = opts.warningsAsErrors;
   dopts.errorLimit = opts.errorLimit;
@@ -364,7 +376,43 @@ std::optional<ir::Module> Compilation::buildIR() {
   std::optional<ir::Module> ir = tdsl::buildIR(modules, st.diags);
   st.diags.flush();
   if (!ir || st.diags.hasErrors()) return std::nullopt;
+  printAfter("sema", *ir);
+
+  std::set<std::string> usedDefines;
+  std::vector<ir::ScheduleScript> scripts =
+      buildSchedules(modules, st.scheduleModules, opts_.target, opts_.defines, usedDefines, st.diags);
+  for (const auto &[name, value] : opts_.defines)
+    if (!usedDefines.count(name))
+      st.diags.warning(SourceRange(), "-D " + name + "=" + std::to_string(value) +
+                                          " is not used by any schedule parameter");
+  st.diags.flush();
+  if (st.diags.hasErrors()) return std::nullopt;
+  if (!opts_.noSchedule) {
+    applySchedules(*ir, scripts, opts_.target, st.diags,
+                   [&](const std::string &step, const ir::Func &f) { printAfter(step, f); });
+    st.diags.flush();
+    if (st.diags.hasErrors()) return std::nullopt;
+    printAfter("schedule", *ir);
+  }
   return ir;
+}
+
+bool Compilation::wantsPrint(const std::string &step) const {
+  if (opts_.printIRAfterAll) return true;
+  for (const std::string &p : opts_.printIRAfter)
+    if (p == step) return true;
+  return false;
+}
+
+void Compilation::printAfter(const std::string &step, const ir::Module &m) {
+  if (!wantsPrint(step)) return;
+  *printStream_ << "// ----- IR after " << step << " -----\n";
+  printOwnItems(m, *printStream_);
+}
+
+void Compilation::printAfter(const std::string &step, const ir::Func &f) {
+  if (!wantsPrint(step)) return;
+  *printStream_ << "// ----- IR after " << step << " (" << f.name() << ") -----\n" << ir::toString(f);
 }
 
 int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
@@ -376,8 +424,17 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
            "or --emit=ir)\n";
     return 2;
   }
-  if (opts.listPasses || opts.printIRAfterAll || !opts.printIRAfter.empty() || !opts.printIRBefore.empty()) {
-    err << "tdslc: error: pass printing is not available yet: this build has no IR passes\n";
+  if (opts.listPasses) {
+    for (const std::string &p : passNames()) out << p << "\n";
+    return 0;
+  }
+  for (const std::string &p : opts.printIRAfter)
+    if (std::find(passNames().begin(), passNames().end(), p) == passNames().end()) {
+      err << "tdslc: error: unknown pass '" << p << "' for --print-ir-after; see --list-passes\n";
+      return 2;
+    }
+  if (!opts.printIRBefore.empty()) {
+    err << "tdslc: error: --print-ir-before is not available yet: use --print-ir-after\n";
     return 2;
   }
 

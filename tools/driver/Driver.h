@@ -74,10 +74,19 @@ public:
   DiagnosticEngine &diags();
 
 private:
+  bool wantsPrint(const std::string &step) const;
+  void printAfter(const std::string &step, const ir::Module &m);
+  void printAfter(const std::string &step, const ir::Func &f);
+
   struct State;
   const DriverOptions &opts_;
+  std::ostream *printStream_;
   std::unique_ptr<State> state_;
 };
+
+/// The steps --print-ir-after and --list-passes know: `sema`, `schedule.<primitive>` (after each
+/// call of that primitive), `schedule` (after all schedules).
+const std::vector<std::string> &passNames();
 
 /// `--emit=ir`: the module's own items — its import lines, then its functions (imported ones,
 /// named `prefix.name` in the IR module, are not inlined).

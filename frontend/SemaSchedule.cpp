@@ -1,0 +1,213 @@
+// SemaSchedule.cpp — turns `schedule` items into ir::ScheduleScript values (spec §7): picks
+// the schedules that apply to the target (a --schedule file replaces the source's schedule of
+// the same function and target), evaluates parameters with -D overrides, and checks the shape
+// of each statement. Whether a primitive is legal is decided when the script runs.
+#include "frontend/Sema.h"
+
+#include "frontend/SemaInternal.h"
+#include "support/Diagnostics.h"
+
+#include <map>
+#include <set>
+
+namespace tdsl {
+namespace sema {
+namespace {
+
+using namespace ir;
+
+/// Evaluates an integer constant expression over literals and schedule parameters.
+std::optional<int64_t> constEval(const ast::Expr &e, const std::map<std::string, int64_t> &params,
+                                 DiagnosticEngine &diags) {
+  switch (e.kind) {
+  case ast::ExprKind::Int: return static_cast<int64_t>(static_cast<const ast::IntLit &>(e).value);
+  case ast::ExprKind::Name: {
+    auto &n = static_cast<const ast::NameExpr &>(e);
+    auto it = params.find(n.name);
+    if (it != params.end()) return it->second;
+    diags.error(n.range, "'" + n.name + "' is not a schedule parameter; expected an integer");
+    return std::nullopt;
+  }
+  case ast::ExprKind::Unary: {
+    auto &u = static_cast<const ast::UnaryExpr &>(e);
+    if (u.op != ast::UnaryOp::Neg) break;
+    auto v = constEval(*u.operand, params, diags);
+    if (!v) return std::nullopt;
+    return -*v;
+  }
+  case ast::ExprKind::Binary: {
+    auto &b = static_cast<const ast::BinaryExpr &>(e);
+    auto l = constEval(*b.lhs, params, diags), r = constEval(*b.rhs, params, diags);
+    if (!l || !r) return std::nullopt;
+    switch (b.op) {
+    case ast::BinaryOp::Add: return *l + *r;
+    case ast::BinaryOp::Sub: return *l - *r;
+    case ast::BinaryOp::Mul: return *l * *r;
+    case ast::BinaryOp::Div:
+    case ast::BinaryOp::Mod:
+      if (*r == 0) {
+        diags.error(b.range, "division by zero in a schedule argument");
+        return std::nullopt;
+      }
+      {
+        int64_t q = *l / *r;
+        if ((*l % *r != 0) && ((*l < 0) != (*r < 0))) --q;
+        return b.op == ast::BinaryOp::Div ? q : *l - q * *r;
+      }
+    default: break;
+    }
+    break;
+  }
+  default: break;
+  }
+  diags.error(e.range, "expected an integer constant expression");
+  return std::nullopt;
+}
+
+class ScriptBuilder {
+public:
+  ScriptBuilder(const std::map<std::string, int64_t> &params, DiagnosticEngine &diags)
+      : params_(params), diags_(diags) {}
+
+  std::optional<ScheduleArg> arg(const ast::SchedArg &a) {
+    ScheduleArg out;
+    out.loc = locOf(a);
+    switch (a.kind) {
+    case ast::SchedArgKind::String:
+      out.kind = ScheduleArg::Kind::String;
+      out.name = a.str;
+      return out;
+    case ast::SchedArgKind::List:
+      out.kind = ScheduleArg::Kind::List;
+      for (const ast::SchedArg &item : a.list) {
+        std::optional<ScheduleArg> x = arg(item);
+        if (!x) return std::nullopt;
+        out.items.push_back(*x);
+      }
+      return out;
+    case ast::SchedArgKind::Lambda: return lambda(a);
+    case ast::SchedArgKind::Expr: break;
+    }
+    if (auto *n = a.expr->as<ast::NameExpr>(); n && !params_.count(n->name)) {
+      out.kind = n->name == "_" ? ScheduleArg::Kind::Placeholder : ScheduleArg::Kind::Name;
+      out.name = n->name;
+      return out;
+    }
+    std::optional<int64_t> v = constEval(*a.expr, params_, diags_);
+    if (!v) return std::nullopt;
+    out.kind = ScheduleArg::Kind::Int;
+    out.value = *v;
+    return out;
+  }
+
+private:
+  std::optional<ScheduleArg> lambda(const ast::SchedArg &a) {
+    ScheduleArg out;
+    out.kind = ScheduleArg::Kind::Lambda;
+    out.loc = locOf(a);
+    Scopes scopes;
+    for (const ast::Ident &p : a.lambdaParams) {
+      Var v(p.name, DType::i64(), locOf(p));
+      if (!scopes.declare(p.name, Symbol{SymbolKind::Axis, v, Buffer(), p.range, IterKind::Spatial}, diags_))
+        return std::nullopt;
+      out.lambdaParams.push_back(v);
+    }
+    ExprChecker ec{scopes, diags_};
+    for (const ast::SchedArg &r : a.list) {
+      Expr e = ec.check(*r.expr, DType::i64());
+      if (!e.defined()) return std::nullopt;
+      if (e.dtype() != DType::i64()) {
+        diags_.error(r.range, "layout map results must be i64 index expressions");
+        return std::nullopt;
+      }
+      out.lambdaResults.push_back(e);
+    }
+    return out;
+  }
+
+  const std::map<std::string, int64_t> &params_;
+  DiagnosticEngine &diags_;
+};
+
+} // namespace
+} // namespace sema
+
+std::vector<ir::ScheduleScript>
+buildSchedules(const std::vector<ast::Module *> &modules, const std::vector<ast::Module *> &scheduleFiles,
+               const std::string &target, const std::vector<std::pair<std::string, int64_t>> &defines,
+               std::set<std::string> &usedDefines, DiagnosticEngine &diags) {
+  // (function, target) → the schedule that applies; later sources replace earlier ones.
+  std::map<std::pair<std::string, std::string>, std::pair<const ast::ScheduleDecl *, std::string>> chosen;
+  std::vector<std::pair<std::string, std::string>> order;
+  auto consider = [&](const ast::Module &m, const std::string &prefix) {
+    for (const ast::ItemPtr &item : m.items) {
+      auto *s = item->as<ast::ScheduleDecl>();
+      if (!s || !s->resolved) continue;
+      std::string t = s->target ? s->target->name : "";
+      if (!t.empty() && t != target) continue;
+      std::string fn = s->func.parts.size() == 1 ? prefix + s->func.parts[0] : s->func.str();
+      auto key = std::make_pair(fn, t);
+      if (!chosen.count(key)) order.push_back(key);
+      chosen[key] = {s, fn};
+    }
+  };
+  for (size_t i = modules.size(); i-- > 1;) consider(*modules[i], modules[i]->name + ".");
+  if (!modules.empty()) consider(*modules[0], "");
+  for (const ast::Module *f : scheduleFiles) consider(*f, "");
+
+  std::vector<ir::ScheduleScript> out;
+  for (const auto &key : order) {
+    // The targeted schedule wins over the untargeted one for its target.
+    if (key.second.empty() && chosen.count({key.first, target})) continue;
+    auto [decl, fn] = chosen[key];
+    std::map<std::string, int64_t> params;
+    bool ok = true;
+    for (const ast::SchedParam &p : decl->params) {
+      std::optional<int64_t> v = sema::constEval(*p.value, params, diags);
+      if (!v) {
+        ok = false;
+        continue;
+      }
+      params[p.name.name] = *v;
+      // -D NAME=V and -D FUNC.NAME=V override the default; the qualified one wins.
+      for (const auto &[name, value] : defines) {
+        if (name == p.name.name || name == decl->func.str() + "." + p.name.name || name == fn + "." + p.name.name) {
+          params[p.name.name] = value;
+          usedDefines.insert(name);
+        }
+      }
+    }
+    if (!ok) continue;
+    ir::ScheduleScript script;
+    script.func = fn;
+    script.target = key.second;
+    script.loc = sema::locOf(*decl);
+    sema::ScriptBuilder b(params, diags);
+    for (const ast::SchedStmt &st : decl->body) {
+      ir::ScheduleCall call;
+      call.primitive = st.primitive.name;
+      call.loc = sema::locOf(st);
+      for (const ast::Ident &t : st.targets) {
+        if (params.count(t.name)) {
+          diags.error(t.range, "handle '" + t.name + "' has the name of a schedule parameter");
+          ok = false;
+        }
+        call.results.push_back(t.name);
+        call.resultLocs.push_back(sema::locOf(t));
+      }
+      for (const ast::SchedArg &a : st.args) {
+        std::optional<ir::ScheduleArg> arg = b.arg(a);
+        if (!arg) {
+          ok = false;
+          continue;
+        }
+        call.args.push_back(*arg);
+      }
+      script.calls.push_back(std::move(call));
+    }
+    if (ok) out.push_back(std::move(script));
+  }
+  return out;
+}
+
+} // namespace tdsl

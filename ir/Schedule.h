@@ -1,0 +1,48 @@
+//===- ir/Schedule.h - Schedule scripts as data ------------------------------------------===//
+//
+// A schedule script (spec §7) after the frontend has checked it: an ordered list of primitive
+// calls whose arguments are plain values. Names stay names (a handle bound earlier in the
+// script, a block name, or a buffer name) and are resolved when the script runs
+// (passes/schedule); schedule parameters are already replaced by their integer values.
+//
+//===--------------------------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/IR.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tdsl::ir {
+
+/// One argument of a primitive call.
+struct ScheduleArg {
+  enum class Kind { Name, Int, Placeholder, String, List, Lambda };
+  Kind kind = Kind::Int;
+  std::string name;               // Name; String (the text)
+  int64_t value = 0;              // Int
+  std::vector<ScheduleArg> items; // List
+  std::vector<Var> lambdaParams;  // Lambda: `(i, j) => (results…)`
+  std::vector<Expr> lambdaResults;
+  SourceLoc loc;
+};
+
+/// `a, b = primitive(args);` — `_` in `results` skips a handle.
+struct ScheduleCall {
+  std::vector<std::string> results;
+  std::vector<SourceLoc> resultLocs;
+  std::string primitive;
+  std::vector<ScheduleArg> args;
+  SourceLoc loc;
+};
+
+/// `schedule FUNC [for TARGET] { … }` for one function of the module.
+struct ScheduleScript {
+  std::string func;   // the scheduled function's name in the module
+  std::string target; // "" (every target), "cpu" or "cuda"
+  std::vector<ScheduleCall> calls;
+  SourceLoc loc;
+};
+
+} // namespace tdsl::ir

@@ -1,0 +1,69 @@
+// Reorder.cpp — reorder(l0, …, lk): permute loops of one perfectly nested chain.
+#include "passes/schedule/Primitives.h"
+
+#include <algorithm>
+#include <set>
+
+namespace tdsl::schedule {
+
+using namespace ir;
+
+void reorder(ScheduleState &s, const std::vector<Var> &order) {
+  // Step 1: check — distinct loops on one chain, no block in between, no bound that depends
+  // on a loop that would end up inside it.
+  if (order.empty()) throw ScheduleError("reorder needs at least one loop");
+  std::set<const VarNode *> wanted;
+  for (const Var &v : order) {
+    s.loop(v);
+    if (!wanted.insert(v.get()).second) throw ScheduleError("loop '" + v.name() + "' appears twice", v->loc, "loop declared here");
+  }
+  // The outermost given loop: the one none of the others encloses.
+  const For *top = nullptr;
+  for (const Var &v : order) {
+    const For *f = s.loop(v);
+    bool enclosed = false;
+    for (const For *a : s.loopsAbove(f)) enclosed |= wanted.count(a->loopVar.get()) != 0;
+    if (!enclosed) {
+      if (top) throw ScheduleError("loops '" + top->loopVar.name() + "' and '" + v.name() + "' are not in one loop nest",
+                                   v->loc, "loop declared here");
+      top = f;
+    }
+  }
+  // Walk down the chain until every given loop has been seen.
+  std::vector<const For *> chain;
+  size_t seen = 0;
+  const For *cur = top;
+  while (true) {
+    chain.push_back(cur);
+    if (wanted.count(cur->loopVar.get())) ++seen;
+    if (seen == wanted.size()) break;
+    const For *next = cur->body.as<For>();
+    if (!next) {
+      std::string what = cur->body.as<Block>() ? "block '" + cur->body.as<Block>()->name + "'" : "more than one statement";
+      throw ScheduleError("the loops are not one perfectly nested chain: the body of '" + cur->loopVar.name() +
+                              "' is " + what + ", not a single loop",
+                          cur->loopVar->loc, "loop declared here");
+    }
+    cur = next;
+  }
+  // Step 2: the new chain: given loops fill the slots the given loops held, in the new order.
+  std::vector<const For *> result = chain;
+  size_t k = 0;
+  for (const For *&slot : result)
+    if (wanted.count(slot->loopVar.get())) slot = s.loop(order[k++]);
+  for (size_t i = 0; i < result.size(); ++i)
+    for (size_t j = i + 1; j < result.size(); ++j)
+      if (uses(result[i]->min, result[j]->loopVar) || uses(result[i]->extent, result[j]->loopVar))
+        throw ScheduleError("the bounds of loop '" + result[i]->loopVar.name() + "' depend on loop '" +
+                                result[j]->loopVar.name() + "', which would be inside it",
+                            result[i]->loopVar->loc, "loop declared here");
+  // Step 3: rebuild innermost first, then replace.
+  Stmt body = chain.back()->body;
+  for (size_t i = result.size(); i-- > 0;) {
+    const For *f = result[i];
+    body = For::make(f->loopVar, f->min, f->extent, f->forKind, body, f->threadTag, f->loc);
+  }
+  s.replace(top, body);
+}
+
+} // namespace tdsl::schedule

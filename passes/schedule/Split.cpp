@@ -1,0 +1,83 @@
+// Split.cpp — split(loop, factors): one loop into several nested ones.
+#include "passes/schedule/Primitives.h"
+
+#include "ir/IRMutator.h"
+#include "passes/Simplify.h"
+
+namespace tdsl::schedule {
+
+using namespace ir;
+
+namespace {
+
+/// Adds `cond` to the predicate of every block in `s`.
+struct AddPredicate : IRMutator {
+  Expr cond;
+  Stmt visit(const Block *op) override {
+    Stmt inner = IRMutator::visit(op);
+    auto *b = inner.as<Block>();
+    Expr pred = isConstInt(b->predicate, 1) ? cond : logicalAnd(b->predicate, cond);
+    return Block::make(b->name, b->iterVars, pred, b->init, b->body, b->reads, b->writes, b->allocBuffers, b->loc);
+  }
+};
+
+} // namespace
+
+std::vector<Var> split(ScheduleState &s, const Var &loopVar, const std::vector<std::optional<int64_t>> &factors) {
+  // Step 1: check.
+  const For *loop = s.loop(loopVar);
+  if (factors.size() < 2) throw ScheduleError("split needs at least two factors");
+  int placeholders = 0;
+  int64_t known = 1;
+  for (const std::optional<int64_t> &f : factors) {
+    if (!f) {
+      ++placeholders;
+      continue;
+    }
+    if (*f <= 0) throw ScheduleError("split factor " + std::to_string(*f) + " is not positive");
+    known *= *f;
+  }
+  if (placeholders > 1) throw ScheduleError("split takes at most one inferred factor '_'");
+  std::optional<int64_t> extent = asConstInt(loop->extent);
+  if (!extent && placeholders == 0)
+    throw ScheduleError("loop '" + loopVar.name() + "' has a symbolic extent; one factor must be inferred ('_')",
+                        loopVar->loc, "loop declared here");
+
+  // Step 2: the new loops, outermost first.
+  std::vector<Expr> extents;
+  for (const std::optional<int64_t> &f : factors) {
+    if (f) {
+      extents.push_back(intImm(*f));
+      continue;
+    }
+    if (extent) extents.push_back(intImm((*extent + known - 1) / known));
+    else extents.push_back(simplify((loop->extent + (known - 1)) / known));
+  }
+  std::vector<Var> vars;
+  for (size_t i = 0; i < factors.size(); ++i) vars.push_back(freshVar(loopVar.name() + "_" + std::to_string(i), loopVar->loc));
+  // loop = min + ((v0 * e1 + v1) * e2 + v2) …
+  Expr fused = VarRef::make(vars[0]);
+  for (size_t i = 1; i < vars.size(); ++i) fused = fused * extents[i] + VarRef::make(vars[i]);
+  fused = simplify(fused);
+  Expr value = isConstInt(loop->min, 0) ? fused : simplify(loop->min + fused);
+
+  // Step 3: rewrite the body and guard it when the factors overshoot the extent.
+  Stmt body = simplify(substitute(loop->body, {{loopVar, value}}));
+  bool exact = false;
+  if (extent) {
+    int64_t product = 1;
+    for (const Expr &e : extents) product *= *asConstInt(e);
+    exact = product == *extent;
+  }
+  if (!exact) {
+    AddPredicate add;
+    add.cond = lt(fused, loop->extent);
+    body = add.mutate(body);
+  }
+  for (size_t i = vars.size(); i-- > 0;)
+    body = For::make(vars[i], intImm(0), extents[i], ForKind::Serial, body, {}, loop->loc);
+  s.replace(loop, body);
+  return vars;
+}
+
+} // namespace tdsl::schedule

@@ -1,0 +1,67 @@
+// State.h — the schedule state: the function being scheduled, lookups of loops and blocks by
+// handle, and the replace step every primitive ends with (TVM's ScheduleState, in small).
+#pragma once
+
+#include "ir/IR.h"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tdsl::schedule {
+
+/// A refused primitive: what rule failed, and the loop or block it concerns (for a note).
+class ScheduleError : public std::runtime_error {
+public:
+  ScheduleError(std::string message, SourceLoc noteAt = {}, std::string note = {})
+      : std::runtime_error(std::move(message)), noteAt(noteAt), note(std::move(note)) {}
+  SourceLoc noteAt;
+  std::string note;
+};
+
+/// Loops are named by their loop variable (which keeps its identity through rewrites), blocks
+/// by their name (unique within a function).
+class ScheduleState {
+public:
+  explicit ScheduleState(ir::Func func, std::string target);
+
+  ir::Func func() const { return func_; }
+  const ir::PrimFunc &prim() const { return *func_.as<ir::PrimFunc>(); }
+  const std::string &target() const { return target_; }
+
+  /// The loop of `var`; throws if the loop no longer exists.
+  const ir::For *loop(const ir::Var &var) const;
+  /// The block named `name`; throws if there is none.
+  const ir::Block *block(const std::string &name) const;
+  /// Every block, in program order.
+  std::vector<const ir::Block *> blocks() const;
+
+  /// The statements enclosing `node`, outermost first, not including `node` itself.
+  std::vector<const ir::StmtNode *> ancestors(const ir::StmtNode *node) const;
+  /// The loops enclosing `node`, outermost first.
+  std::vector<const ir::For *> loopsAbove(const ir::StmtNode *node) const;
+
+  /// Replaces the statement `old` (found by identity) with `replacement`.
+  void replace(const ir::StmtNode *old, ir::Stmt replacement);
+  /// Replaces the function (for changes to its buffers).
+  void setFunc(ir::Func func) { func_ = std::move(func); }
+  void setBody(ir::Stmt body);
+
+private:
+  ir::Func func_;
+  std::string target_;
+};
+
+// Helpers shared by the primitives.
+
+/// `e` with each variable of `map` replaced.
+ir::Expr substitute(const ir::Expr &e, const std::vector<std::pair<ir::Var, ir::Expr>> &map);
+ir::Stmt substitute(const ir::Stmt &s, const std::vector<std::pair<ir::Var, ir::Expr>> &map);
+/// Whether `e` mentions `v`.
+bool uses(const ir::Expr &e, const ir::Var &v);
+/// The blocks inside `s`, in program order.
+std::vector<const ir::Block *> blocksIn(const ir::Stmt &s);
+/// A fresh loop variable named after `base`.
+ir::Var freshVar(const std::string &name, SourceLoc loc = {});
+
+} // namespace tdsl::schedule
