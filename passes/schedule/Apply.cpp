@@ -69,6 +69,33 @@ public:
     return a.name;
   }
 
+  /// A buffer of the function, by name: an input, an output or an allocation (at the root or in
+  /// a block).
+  Buffer buffer(const ScheduleArg &a) const {
+    if (a.kind != ScheduleArg::Kind::Name) throw ArgError{a.loc, "'" + call_.primitive + "' expects a buffer name here"};
+    const PrimFunc &f = state_.prim();
+    for (const FuncParam &p : f.inputs)
+      if (p.isTensor() && p.buffer.name() == a.name) return p.buffer;
+    for (const Buffer &b : f.outputs)
+      if (b.name() == a.name) return b;
+    for (const Buffer &b : f.allocBuffers)
+      if (b.name() == a.name) return b;
+    for (const Block *blk : state_.blocks())
+      for (const Buffer &b : blk->allocBuffers)
+        if (b.name() == a.name) return b;
+    throw ArgError{a.loc, "no buffer named '" + a.name + "' in '" + f.name + "'"};
+  }
+
+  /// "global" and "local" on every target, "shared" on cuda only.
+  MemScope scope(const ScheduleArg &a) const {
+    std::string name = string(a);
+    std::optional<MemScope> sc = parseScope(name);
+    if (!sc) throw ArgError{a.loc, "unknown memory scope \"" + name + "\"; expected \"global\", \"shared\" or \"local\""};
+    if (*sc == MemScope::Shared && state_.target() != "cuda")
+      throw ArgError{a.loc, "scope \"shared\" exists on the cuda target only"};
+    return *sc;
+  }
+
   std::vector<std::optional<int64_t>> factors(const ScheduleArg &a) const {
     if (a.kind != ScheduleArg::Kind::List) throw ArgError{a.loc, "'" + call_.primitive + "' expects a list of factors, e.g. [_, 4]"};
     std::vector<std::optional<int64_t>> out;
@@ -147,6 +174,67 @@ const std::vector<std::pair<std::string, Primitive>> &primitives() {
          c.arity(2);
          schedule::bind(s, c.loop(c.arg(0)), c.string(c.arg(1)));
          c.bind({});
+       }},
+      {"compute_at", [](CallContext &c, ScheduleState &s) {
+         c.arity(2);
+         schedule::computeAt(s, c.block(c.arg(0)), c.loop(c.arg(1)));
+         c.bind({});
+       }},
+      {"reverse_compute_at", [](CallContext &c, ScheduleState &s) {
+         c.arity(2);
+         schedule::reverseComputeAt(s, c.block(c.arg(0)), c.loop(c.arg(1)));
+         c.bind({});
+       }},
+      {"compute_inline", [](CallContext &c, ScheduleState &s) {
+         c.arity(1);
+         schedule::computeInline(s, c.block(c.arg(0)));
+         c.bind({});
+       }},
+      {"reverse_compute_inline", [](CallContext &c, ScheduleState &s) {
+         c.arity(1);
+         schedule::reverseComputeInline(s, c.block(c.arg(0)));
+         c.bind({});
+       }},
+      {"cache_read", [](CallContext &c, ScheduleState &s) {
+         c.arity(3);
+         std::string block = c.block(c.arg(0));
+         c.bind({schedule::cacheRead(s, block, c.buffer(c.arg(1)), c.scope(c.arg(2)))});
+       }},
+      {"cache_write", [](CallContext &c, ScheduleState &s) {
+         c.arity(3);
+         std::string block = c.block(c.arg(0));
+         c.bind({schedule::cacheWrite(s, block, c.buffer(c.arg(1)), c.scope(c.arg(2)))});
+       }},
+      {"decompose_reduction", [](CallContext &c, ScheduleState &s) {
+         c.arity(2);
+         c.bind({schedule::decomposeReduction(s, c.block(c.arg(0)), c.loop(c.arg(1)))});
+       }},
+      {"rfactor", [](CallContext &c, ScheduleState &s) {
+         c.arity(2);
+         c.bind({schedule::rfactor(s, c.loop(c.arg(0)), c.integer(c.arg(1)))});
+       }},
+      {"set_scope", [](CallContext &c, ScheduleState &s) {
+         c.arity(3);
+         schedule::setScope(s, c.block(c.arg(0)), c.buffer(c.arg(1)), c.scope(c.arg(2)));
+         c.bind({});
+       }},
+      {"storage_align", [](CallContext &c, ScheduleState &s) {
+         c.arity(5);
+         schedule::storageAlign(s, c.block(c.arg(0)), c.buffer(c.arg(1)), c.integer(c.arg(2)), c.integer(c.arg(3)),
+                                c.integer(c.arg(4)));
+         c.bind({});
+       }},
+      {"transform_layout", [](CallContext &c, ScheduleState &s) {
+         c.arity(3);
+         const ScheduleArg &map = c.arg(2);
+         if (map.kind != ScheduleArg::Kind::Lambda)
+           throw ArgError{map.loc, "'transform_layout' expects a layout map, e.g. (i, j) => (i / 16, j, i % 16)"};
+         schedule::transformLayout(s, c.block(c.arg(0)), c.buffer(c.arg(1)), map.lambdaParams, map.lambdaResults);
+         c.bind({});
+       }},
+      {"blockize", [](CallContext &c, ScheduleState &s) {
+         c.arity(1);
+         c.bind({schedule::blockize(s, c.loop(c.arg(0)))});
        }},
   };
   return table;

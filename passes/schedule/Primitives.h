@@ -42,4 +42,38 @@ void unroll(ScheduleState &s, const ir::Var &loop);
 /// bind(loop, "threadIdx.x"): cuda target only; spatial only; one loop per tag in a nest.
 void bind(ScheduleState &s, const ir::Var &loop, const std::string &tag);
 
+/// compute_at(block, loop): moves the producer `block` under `loop` of its consumer, computing
+/// only the region the consumers under `loop` need there.
+void computeAt(ScheduleState &s, const std::string &block, const ir::Var &loop);
+/// reverse_compute_at(block, loop): moves the consumer `block` under `loop` of its producer,
+/// computing the region the producer under `loop` has just produced.
+void reverseComputeAt(ScheduleState &s, const std::string &block, const ir::Var &loop);
+/// compute_inline(block): inlines a producer without reduce axes into its consumers; its
+/// buffer (an alloc) disappears.
+void computeInline(ScheduleState &s, const std::string &block);
+/// reverse_compute_inline(block): inlines an element-wise consumer into its producer.
+void reverseComputeInline(ScheduleState &s, const std::string &block);
+/// cache_read(block, buffer, scope): a copy of `buffer` in `scope` that `block` reads
+/// instead; returns the copy block's name.
+std::string cacheRead(ScheduleState &s, const std::string &block, const ir::Buffer &buffer, ir::MemScope scope);
+/// cache_write(block, buffer, scope): `block` writes a cache in `scope`, copied back after;
+/// returns the copy-back block's name.
+std::string cacheWrite(ScheduleState &s, const std::string &block, const ir::Buffer &buffer, ir::MemScope scope);
+/// decompose_reduction(block, loop): splits `init` into its own block placed above `loop`;
+/// returns the init block's name.
+std::string decomposeReduction(ScheduleState &s, const std::string &block, const ir::Var &loop);
+/// rfactor(loop, axis): factors the reduction over `loop` into a partial-result block whose
+/// buffer has the factored dimension at position `axis`; returns that block's name.
+std::string rfactor(ScheduleState &s, const ir::Var &loop, int64_t axis);
+/// set_scope(block, buffer, scope): changes where an intermediate buffer lives.
+void setScope(ScheduleState &s, const std::string &block, const ir::Buffer &buffer, ir::MemScope scope);
+/// storage_align(block, buffer, axis, factor, offset): pads the stride of dimension `axis`.
+void storageAlign(ScheduleState &s, const std::string &block, const ir::Buffer &buffer, int64_t axis,
+                  int64_t factor, int64_t offset);
+/// transform_layout(block, buffer, (i, j) => (…)): re-lays out an intermediate buffer.
+void transformLayout(ScheduleState &s, const std::string &block, const ir::Buffer &buffer,
+                     const std::vector<ir::Var> &params, const std::vector<ir::Expr> &results);
+/// blockize(loop): makes the subtree under `loop` one block; returns its name.
+std::string blockize(ScheduleState &s, const ir::Var &loop);
+
 } // namespace tdsl::schedule
