@@ -3,6 +3,7 @@
 // read before any block writes them, and outputs never written (a warning).
 #include "frontend/SemaInternal.h"
 
+#include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "support/Diagnostics.h"
@@ -220,9 +221,14 @@ private:
 
   void block(const Block &b) {
     Env env;
+    sourceNames_.clear();
     for (const IterVar &iv : b.iterVars) {
       auto ext = asConstInt(iv.extent);
       env[iv.var.get()] = ext ? Interval{0, *ext - 1} : Interval{0, kInf};
+      // A short-form axis `i` becomes loop `i` and axis `vi`, both at the axis' location:
+      // messages use the name the user wrote.
+      if (auto *loop = iv.binding.as<VarRef>(); loop && loop->var->loc == iv.var->loc)
+        sourceNames_[iv.var.get()] = loop->var;
     }
     // A `where` over an axis' binding narrows that axis.
     if (b.predicate.defined()) {
@@ -234,7 +240,6 @@ private:
     blockWrites_.clear();
     collectWrites(b.init);
     collectWrites(b.body);
-    curBlock_ = &b;
     body(b.init, env);
     body(b.body, env);
     for (const BufferNode *w : blockWrites_) written_.insert(w);
@@ -345,10 +350,10 @@ private:
       for (const Var &v : vs) {
         auto it = env.find(v.get());
         if (it == env.end()) continue;
-        vars += (vars.empty() ? " with '" : ", '") + v.name() + "' in " + intervalString(it->second);
+        vars += (vars.empty() ? " with '" : ", '") + sourceName(v).name() + "' in " + intervalString(it->second);
       }
       diags_.error(SourceRange(loc), "out-of-bounds access to '" + b.name() + "': index " + std::to_string(d) + " (" +
-                                         toString(indices[d]) + ") ranges over " + intervalString(r) + vars +
+                                         asWritten(indices[d]) + ") ranges over " + intervalString(r) + vars +
                                          ", but dimension " + std::to_string(d) + " has extent " +
                                          std::to_string(*extent))
           .note(SourceRange(b->loc), "'" + b.name() + "' declared here");
@@ -356,10 +361,28 @@ private:
     }
   }
 
+  Var sourceName(const Var &v) const {
+    auto it = sourceNames_.find(v.get());
+    return it == sourceNames_.end() ? v : it->second;
+  }
+
+  /// `e` printed with the axis names of the source.
+  std::string asWritten(const Expr &e) const {
+    struct Rename : IRMutator {
+      const std::map<const VarNode *, Var> &names;
+      explicit Rename(const std::map<const VarNode *, Var> &n) : names(n) {}
+      Expr visit(const VarRef *op) override {
+        auto it = names.find(op->var.get());
+        return it == names.end() ? Expr(op) : VarRef::make(it->second, op->loc);
+      }
+    };
+    return toString(Rename(sourceNames_).mutate(e));
+  }
+
   const PrimFunc &f_;
   DiagnosticEngine &diags_;
+  std::map<const VarNode *, Var> sourceNames_; // short-form axes of the current block
   std::set<const BufferNode *> written_, blockWrites_, reportedUnwritten_;
-  const Block *curBlock_ = nullptr;
 };
 
 } // namespace

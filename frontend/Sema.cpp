@@ -85,17 +85,19 @@ static bool fitsIn(uint64_t v, DType t, bool negative) {
   return negative ? v <= limit : v < limit;
 }
 
-Expr ExprChecker::literal(const ast::Expr &e, std::optional<DType> expected, bool negative) {
-  SourceLoc loc = locOf(e);
+Expr ExprChecker::literal(const ast::Expr &e, std::optional<DType> expected, const ast::Expr *negation) {
+  bool negative = negation != nullptr;
+  const ast::Expr &at = negative ? *negation : e; // errors cover the sign
+  SourceLoc loc = locOf(at);
   if (auto *i = e.as<ast::IntLit>()) {
     DType t = expected.value_or(DType::i64());
     if (t.isBool()) {
-      error(e, "integer literal '" + i->text + "' where a bool is required");
+      error(at, "integer literal '" + i->text + "' where a bool is required");
       return {};
     }
-    if (isStorageOnly(t)) return storageError(e, t);
+    if (isStorageOnly(t)) return storageError(at, t);
     if (!fitsIn(i->value, t, negative)) {
-      error(e, "integer literal '" + std::string(negative ? "-" : "") + i->text +
+      error(at, "integer literal '" + std::string(negative ? "-" : "") + i->text +
                    "' does not fit in " + t.name());
       return {};
     }
@@ -105,13 +107,13 @@ Expr ExprChecker::literal(const ast::Expr &e, std::optional<DType> expected, boo
   }
   // Float literal or inf.
   DType t = expected.value_or(DType::f32());
-  std::string text = e.as<ast::FloatLit>() ? e.as<ast::FloatLit>()->text : "inf";
+  std::string text = (negative ? "-" : "") + (e.as<ast::FloatLit>() ? e.as<ast::FloatLit>()->text : "inf");
   if (!t.isFloat()) {
-    error(e, "float literal '" + text + "' where an integer or bool (" + t.name() +
-                 ") is required");
+    error(at, "float literal '" + text + "' where " +
+                  (t.isBool() ? std::string("a bool") : "an integer (" + t.name() + ")") + " is required");
     return {};
   }
-  if (isStorageOnly(t)) return storageError(e, t);
+  if (isStorageOnly(t)) return storageError(at, t);
   double v = e.as<ast::FloatLit>() ? e.as<ast::FloatLit>()->value : HUGE_VAL;
   return FloatImm::make(t, negative ? -v : v, loc);
 }
@@ -126,9 +128,13 @@ void ExprChecker::error(const ast::Node &n, std::string msg) { diags.error(n.ran
 
 Expr ExprChecker::check(const ast::Expr &e, std::optional<DType> expected, bool allowStorage) {
   Expr r = checkImpl(e, expected);
-  if (r.defined() && !allowStorage && isStorageOnly(r.dtype()) && !e.as<ast::CallExpr>())
-    return storageError(e, r.dtype());
-  return r;
+  if (!r.defined() || allowStorage || !isStorageOnly(r.dtype()) || e.as<ast::CallExpr>()) return r;
+  if (auto *l = e.as<ast::LoadExpr>()) {
+    error(e, "'" + l->buffer.name + "' has storage type " + r.dtype().name() +
+                 "; read it through a cast, e.g. f32(" + l->buffer.name + "[...])");
+    return {};
+  }
+  return storageError(e, r.dtype());
 }
 
 Expr ExprChecker::checkImpl(const ast::Expr &e, std::optional<DType> expected) {
@@ -136,7 +142,7 @@ Expr ExprChecker::checkImpl(const ast::Expr &e, std::optional<DType> expected) {
   switch (e.kind) {
   case ast::ExprKind::Int:
   case ast::ExprKind::Float:
-  case ast::ExprKind::Inf: return literal(e, expected, false);
+  case ast::ExprKind::Inf: return literal(e, expected);
   case ast::ExprKind::Bool: return IntImm::make(DType::boolean(), e.as<ast::BoolLit>()->value, loc);
   case ast::ExprKind::Name: return name(static_cast<const ast::NameExpr &>(e));
   case ast::ExprKind::Load: return load(static_cast<const ast::LoadExpr &>(e));
@@ -147,7 +153,7 @@ Expr ExprChecker::checkImpl(const ast::Expr &e, std::optional<DType> expected) {
       const ast::Expr &inner = *u.operand;
       if (inner.kind == ast::ExprKind::Int || inner.kind == ast::ExprKind::Float ||
           inner.kind == ast::ExprKind::Inf)
-        return literal(inner, expected, true);
+        return literal(inner, expected, &e);
       Expr a = check(inner, expected);
       if (!a.defined()) return {};
       if (a.dtype().isBool()) {
@@ -179,6 +185,7 @@ Expr ExprChecker::name(const ast::NameExpr &n) {
     return {};
   }
   switch (sym->kind) {
+  case SymbolKind::Invalid: return {};
   case SymbolKind::Buffer:
     error(n, "buffer '" + n.name + "' used as a scalar; index it: " + n.name + "[...]");
     return {};
@@ -219,6 +226,7 @@ Expr ExprChecker::load(const ast::LoadExpr &l) {
     error(l.buffer, "use of undeclared buffer '" + l.buffer.name + "'");
     return {};
   }
+  if (sym->kind == SymbolKind::Invalid) return {};
   if (sym->kind != SymbolKind::Buffer) {
     diags.error(l.buffer.range, "'" + l.buffer.name + "' is a scalar, not a buffer; it cannot be indexed")
         .note(sym->range, "declared here");
@@ -530,6 +538,9 @@ bool SignatureChecker::params(const std::vector<ast::Param> &ps, BufferRole role
 
 namespace {
 
+/// The buffers a statement list stores to, each with its first store (rule 4).
+using Writes = std::map<const BufferNode *, SourceRange>;
+
 /// Collects the reduce axes an expression mentions (rule 3).
 void reduceAxesIn(const ast::Expr &e, const Scopes &scopes, std::vector<const ast::NameExpr *> &out) {
   switch (e.kind) {
@@ -569,7 +580,6 @@ public:
     sig.generics(f_.generics, consts);
     bool ok = sig.params(f_.inputs, BufferRole::Input, inputs, outputs, shapeVars, true);
     ok &= sig.params(f_.outputs, BufferRole::Output, inputs, outputs, shapeVars, false);
-    for (const ast::Param &p : f_.inputs) inputNames_[p.name.name] = p.name.range;
     if (!ok) return {};
     scopes_.push();
     std::vector<Stmt> body = items(f_.body, /*inLoop=*/false);
@@ -669,8 +679,15 @@ private:
     return For::make(v, lo, extent, kind, seq(body), f.threadTag, locOf(f));
   }
 
+  /// A block; errors in its header do not stop the checks of its body.
   Stmt block(const ast::BlockStmt &b, bool inLoop) {
-    bool anyBound = false, allBound = true;
+    bool anyBound = false, allBound = true, ok = true;
+    // Schedules name blocks, so a block name is declared once per function.
+    if (auto [prev, fresh] = blockNames_.emplace(b.name.name, b.name.range); !fresh) {
+      diags_.error(b.name.range, "redefinition of block '" + b.name.name + "'")
+          .note(prev->second, "previous definition is here");
+      ok = false;
+    }
     for (const ast::Axis &a : b.axes) {
       anyBound |= a.binding != nullptr;
       allBound &= a.binding != nullptr;
@@ -682,18 +699,15 @@ private:
                                     "'; a block binds all its axes or none");
           break;
         }
-      failed_ = true;
-      return {};
+      ok = false;
     }
     if (inLoop && !anyBound && !b.axes.empty()) {
       diags_.error(b.name.range, "block '" + b.name.name +
                                      "' inside a loop must bind its axes to loop variables (axis: kind EXTENT = EXPR)");
-      failed_ = true;
-      return {};
+      ok = false;
     }
     // Axes: extents and bindings see shape variables, constants and loop variables.
     std::vector<IterVar> iters;
-    bool ok = true;
     for (const ast::Axis &a : b.axes) {
       IterVar iv;
       iv.kind = a.kind == ast::AxisKind::Reduce ? IterKind::Reduce : IterKind::Spatial;
@@ -706,6 +720,12 @@ private:
       iv.var = Var(anyBound ? a.name.name : "v" + a.name.name, DType::i64(), locOf(a));
       iters.push_back(iv);
     }
+    // The axes are in scope from here on; `where` sees loop variables but not the axes.
+    scopes_.push();
+    for (size_t i = 0; i < b.axes.size(); ++i)
+      ok &= scopes_.declare(b.axes[i].name.name,
+                            Symbol{SymbolKind::Axis, iters[i].var, Buffer(), b.axes[i].name.range, iters[i].kind},
+                            diags_);
     Expr predicate;
     if (b.where) {
       ExprChecker ec{scopes_, diags_};
@@ -717,17 +737,9 @@ private:
       }
       if (!predicate.defined()) ok = false;
     }
-    if (!ok) {
-      failed_ = true;
-      return {};
-    }
-    scopes_.push();
-    for (size_t i = 0; i < b.axes.size(); ++i)
-      scopes_.declare(b.axes[i].name.name,
-                      Symbol{SymbolKind::Axis, iters[i].var, Buffer(), b.axes[i].name.range, iters[i].kind}, diags_);
     BlockBody body = blockBody(b);
     scopes_.pop();
-    if (!body.ok) {
+    if (!ok || !body.ok) {
       failed_ = true;
       return {};
     }
@@ -780,28 +792,46 @@ private:
         stmts.push_back(s.get());
       }
     }
-    std::set<const BufferNode *> written;
-    out.body = stmtList(stmts, 0, written, out.ok);
+    // Init runs first; its statements get a scope of their own. The body's statements share
+    // the scope of the axes, so a `let` may not redeclare an axis.
     if (init) {
       std::vector<const ast::Stmt *> initStmts;
       for (const ast::StmtPtr &s : init->body) initStmts.push_back(s.get());
-      std::set<const BufferNode *> initWritten;
+      Writes initWritten;
+      scopes_.push();
       out.init = stmtList(initStmts, 0, initWritten, out.ok);
+      scopes_.pop();
       // Rule 4: init writes only what the block writes.
-      for (const BufferNode *buf : initWritten)
-        if (!written.count(buf)) {
-          diags_.error(init->range, "init of block '" + b.name.name + "' writes '" + buf->name +
-                                        "', which the block body does not write");
+      std::set<const BufferNode *> bodyWrites;
+      for (const ast::Stmt *s : stmts) storedBuffers(*s, bodyWrites);
+      for (auto [buf, at] : initWritten)
+        if (!bodyWrites.count(buf)) {
+          diags_.error(at, "init of block '" + b.name.name + "' writes '" + buf->name +
+                               "', which the block body does not write");
           out.ok = false;
         }
     }
+    Writes written;
+    out.body = stmtList(stmts, 0, written, out.ok);
     if (!out.body.defined()) out.body = seq({});
     return out;
   }
 
-  /// Statements from `i` on; a `let` scopes over the statements after it.
+  /// The buffers `s` stores to, looked up in the current scope (a `let` cannot name a buffer).
+  void storedBuffers(const ast::Stmt &s, std::set<const BufferNode *> &out) const {
+    if (auto *st = s.as<ast::StoreStmt>()) {
+      const Symbol *sym = scopes_.lookup(st->buffer.name);
+      if (sym && sym->kind == SymbolKind::Buffer) out.insert(sym->buffer.get());
+    } else if (auto *is = s.as<ast::IfStmt>()) {
+      for (const ast::StmtPtr &t : is->thenBody) storedBuffers(*t, out);
+      for (const ast::StmtPtr &e : is->elseBody) storedBuffers(*e, out);
+    }
+  }
+
+  /// Statements from `i` on, in the innermost scope (the caller pushes it); a `let` is declared
+  /// there and scopes over the statements after it.
   Stmt stmtList(const std::vector<const ast::Stmt *> &list, size_t i,
-                std::set<const BufferNode *> &written, bool &ok) {
+                Writes &written, bool &ok) {
     std::vector<Stmt> out;
     for (; i < list.size(); ++i) {
       const ast::Stmt &s = *list[i];
@@ -810,14 +840,15 @@ private:
         ec.loopVarsVisible = false;
         Expr v = ec.check(*let->value, std::nullopt);
         if (!v.defined()) {
+          // Later uses of the name fail quietly instead of as undeclared.
+          scopes_.declare(let->name.name, Symbol{SymbolKind::Invalid, Var(), Buffer(), let->name.range}, diags_);
           ok = false;
           continue;
         }
         Var var(let->name.name, v.dtype(), locOf(*let));
-        scopes_.push();
-        scopes_.declare(let->name.name, Symbol{SymbolKind::Let, var, Buffer(), let->name.range, IterKind::Spatial}, diags_);
+        if (!scopes_.declare(let->name.name, Symbol{SymbolKind::Let, var, Buffer(), let->name.range}, diags_))
+          ok = false;
         Stmt rest = stmtList(list, i + 1, written, ok);
-        scopes_.pop();
         out.push_back(LetStmt::make(var, v, rest.defined() ? rest : seq({}), locOf(*let)));
         return seq(out);
       }
@@ -826,7 +857,7 @@ private:
     return seq(out);
   }
 
-  Stmt stmt(const ast::Stmt &s, std::set<const BufferNode *> &written, bool &ok) {
+  Stmt stmt(const ast::Stmt &s, Writes &written, bool &ok) {
     if (auto *st = s.as<ast::StoreStmt>()) return store(*st, written, ok);
     if (auto *is = s.as<ast::IfStmt>()) {
       ExprChecker ec{scopes_, diags_};
@@ -858,10 +889,16 @@ private:
     return {};
   }
 
-  Stmt store(const ast::StoreStmt &st, std::set<const BufferNode *> &written, bool &ok) {
+  /// A store; `+=`, `-=` and `*=` become `BUF[..] = BUF[..] op EXPR`. Reports every error of
+  /// the statement and clears `ok` on one.
+  Stmt store(const ast::StoreStmt &st, Writes &written, bool &ok) {
     const Symbol *sym = scopes_.lookup(st.buffer.name);
     if (!sym) {
       diags_.error(st.buffer.range, "use of undeclared buffer '" + st.buffer.name + "'");
+      ok = false;
+      return {};
+    }
+    if (sym->kind == SymbolKind::Invalid) {
       ok = false;
       return {};
     }
@@ -872,6 +909,8 @@ private:
       return {};
     }
     Buffer buf = sym->buffer;
+    // The block writes `buf` even if this statement has errors: rule 4 must not cascade.
+    written.emplace(buf.get(), st.buffer.range);
     // Rule 5: inputs are read-only.
     if (buf.role() == BufferRole::Input) {
       diags_.error(st.buffer.range, "cannot write to input '" + st.buffer.name + "'; inputs are read-only")
@@ -879,6 +918,15 @@ private:
       ok = false;
       return {};
     }
+    if (st.indices.size() != buf.rank()) {
+      diags_.error(st.range, "buffer '" + st.buffer.name + "' has rank " + std::to_string(buf.rank()) +
+                                 " but is indexed with " + std::to_string(st.indices.size()) +
+                                 (st.indices.size() == 1 ? " index" : " indices"))
+          .note(sym->range, "declared here");
+      ok = false;
+      return {};
+    }
+    bool good = true;
     // Rule 3: a written buffer is indexed by spatial axes only.
     std::vector<const ast::NameExpr *> reduceRefs;
     for (const ast::ExprPtr &i : st.indices) reduceAxesIn(*i, scopes_, reduceRefs);
@@ -886,52 +934,40 @@ private:
       diags_.error(r->range, "written buffer '" + st.buffer.name + "' is indexed by reduce axis '" +
                                  r->name + "'; only spatial axes may index what a block writes")
           .note(scopes_.lookup(r->name)->range, "'" + r->name + "' is declared reduce here");
-      ok = false;
+      good = false;
     }
-    if (!reduceRefs.empty()) return {};
     ExprChecker ec{scopes_, diags_};
     ec.loopVarsVisible = false;
-    ast::LoadExpr target;
-    target.range = st.range;
-    target.buffer = st.buffer;
     // The load of the target for `+=` and friends shares the index expressions.
     std::vector<Expr> idx;
-    if (st.indices.size() != buf.rank()) {
-      diags_.error(st.range, "buffer '" + st.buffer.name + "' has rank " + std::to_string(buf.rank()) +
-                                 " but is indexed with " + std::to_string(st.indices.size()) +
-                                 (st.indices.size() == 1 ? " index" : " indices"));
-      ok = false;
-      return {};
-    }
-    for (const ast::ExprPtr &i : st.indices) {
-      idx.push_back(ec.index(*i));
-      if (!idx.back().defined()) ok = false;
-    }
+    if (reduceRefs.empty())
+      for (const ast::ExprPtr &i : st.indices) {
+        idx.push_back(ec.index(*i));
+        good &= idx.back().defined();
+      }
     Expr value = ec.check(*st.value, buf.dtype(), /*allowStorage=*/true);
-    if (!value.defined() || !ok) {
-      ok = false;
-      return {};
-    }
-    if (value.dtype() != buf.dtype()) {
+    if (value.defined() && value.dtype() != buf.dtype()) {
       diags_.error(st.value->range, "cannot store " + value.dtype().name() + " into '" + st.buffer.name +
                                         "' of dtype " + buf.dtype().name() + "; convert it with " +
                                         buf.dtype().name() + "(...)");
+      value = Expr();
+    }
+    if (value.defined() && st.op != ast::AssignOp::Set &&
+        (isStorageOnly(buf.dtype()) || buf.dtype().isBool())) {
+      diags_.error(st.range, std::string("'") + spelling(st.op) + "' on a " + buf.dtype().name() +
+                                 " buffer; write the update explicitly");
+      value = Expr();
+    }
+    if (!good || !value.defined()) {
       ok = false;
       return {};
     }
     if (st.op != ast::AssignOp::Set) {
-      if (isStorageOnly(buf.dtype()) || buf.dtype().isBool()) {
-        diags_.error(st.range, std::string("'") + spelling(st.op) + "' on a " + buf.dtype().name() +
-                                   " buffer; write the update explicitly");
-        ok = false;
-        return {};
-      }
       Expr old = BufferLoad::make(buf, idx, locOf(st));
       value = st.op == ast::AssignOp::Add ? Add::make(old, value, locOf(st))
               : st.op == ast::AssignOp::Sub ? Sub::make(old, value, locOf(st))
                                             : Mul::make(old, value, locOf(st));
     }
-    written.insert(buf.get());
     return BufferStore::make(buf, value, idx, locOf(st));
   }
 
@@ -940,7 +976,7 @@ private:
   DiagnosticEngine &diags_;
   Scopes scopes_;
   std::vector<Buffer> rootAllocs_;
-  std::map<std::string, SourceRange> inputNames_;
+  std::map<std::string, SourceRange> blockNames_; // a separate name space from buffers
   int loopDepth_ = 0;
   bool failed_ = false;
 };

@@ -4,8 +4,10 @@
 
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
 #include "support/Diagnostics.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -56,10 +58,49 @@ Expr substitute(const Expr &e, const std::map<const VarNode *, Expr> &map) {
   return Substituter(map).mutate(e);
 }
 
+void collectVars(const Expr &e, std::vector<Var> &out) {
+  struct Collector : IRVisitor {
+    std::vector<Var> &out;
+    explicit Collector(std::vector<Var> &o) : out(o) {}
+    void visit(const VarRef *op) override {
+      if (std::find(out.begin(), out.end(), op->var) == out.end()) out.push_back(op->var);
+    }
+  } c(out);
+  c.visitExpr(e);
+}
+
 bool sameDim(const Expr &a, const Expr &b) {
   auto ca = asConstInt(a), cb = asConstInt(b);
   if (ca && cb) return *ca == *cb;
   return toString(a) == toString(b);
+}
+
+/// The product of a shape, as written: `B * 784`.
+std::string elementCount(const std::vector<Expr> &shape) {
+  int64_t n = 1;
+  std::string symbolic;
+  for (const Expr &d : shape) {
+    if (auto c = asConstInt(d)) n *= *c;
+    else symbolic += (symbolic.empty() ? "" : " * ") + toString(d);
+  }
+  if (symbolic.empty()) return std::to_string(n);
+  return n == 1 ? symbolic : symbolic + " * " + std::to_string(n);
+}
+
+/// False only when two shapes provably differ in element count: their constant factors differ
+/// once the symbolic dimensions they share are cancelled and none is left.
+bool sameElementCount(const std::vector<Expr> &a, const std::vector<Expr> &b) {
+  int64_t na = 1, nb = 1;
+  std::multiset<std::string> sa, sb;
+  for (const Expr &d : a) {
+    if (auto c = asConstInt(d)) na *= *c;
+    else sa.insert(toString(d));
+  }
+  for (const Expr &d : b) {
+    if (auto c = asConstInt(d)) nb *= *c;
+    else sb.insert(toString(d));
+  }
+  return sa != sb || na == nb;
 }
 
 std::string typeString(DType t, const std::vector<Expr> &shape) {
@@ -140,7 +181,9 @@ public:
       }
     }
     if (!returned) {
-      diags_.error(SourceRange(g_.range.end), "graph '" + g_.name.name + "' does not return a value")
+      SourceLoc brace = g_.range.end; // one past the closing '}'
+      if (brace.col > 1) --brace.col;
+      diags_.error(SourceRange(brace), "graph '" + g_.name.name + "' does not return a value")
           .note(g_.name.range, "graph declared here");
       failed_ = true;
     }
@@ -158,6 +201,7 @@ private:
       if (auto *o = s->as<ast::OutputStmt>()) {
         for (const ast::Ident &id : o->names) {
           auto it = values_.find(id.name);
+          if (it == values_.end() && invalid_.count(id.name)) continue;
           if (it == values_.end() || !it->second.dataflowLocal) {
             diags_.error(id.range, it == values_.end()
                                        ? "'output' of undefined value '" + id.name + "'"
@@ -208,16 +252,18 @@ private:
     return out;
   }
 
+  /// The value `id` names; an error if there is none, unless its definition had errors.
   const Value *use(const ast::Ident &id) {
     auto it = values_.find(id.name);
     if (it != values_.end()) return &it->second;
+    failed_ = true;
+    if (invalid_.count(id.name)) return nullptr;
     auto h = hidden_.find(id.name);
     if (h != hidden_.end())
       diags_.error(id.range, "'" + id.name + "' is local to a dataflow block; export it with 'output " + id.name + ";'")
           .note(h->second, "defined here");
     else
       diags_.error(id.range, "use of undefined value '" + id.name + "'");
-    failed_ = true;
     return nullptr;
   }
 
@@ -234,7 +280,11 @@ private:
   }
 
   std::optional<GraphBinding> binding(const ast::GraphStmt &s, bool inDataflow) {
-    if (auto *r = s.as<ast::ReshapeStmt>()) return reshape(*r);
+    if (auto *r = s.as<ast::ReshapeStmt>()) {
+      std::optional<GraphBinding> b = reshape(*r);
+      if (!b) invalid_.insert(r->target.name);
+      return b;
+    }
     const ast::CallValue *cv = nullptr;
     const std::vector<ast::Ident> *targets = nullptr;
     static const std::vector<ast::Ident> kNone;
@@ -250,6 +300,7 @@ private:
     std::optional<CallBinding> call = callBinding(*cv, *targets, inDataflow, s);
     if (!call) {
       failed_ = true;
+      for (const ast::Ident &t : *targets) invalid_.insert(t.name);
       return std::nullopt;
     }
     return GraphBinding(*call);
@@ -284,6 +335,7 @@ private:
       return std::nullopt;
     }
     std::map<const VarNode *, Expr> subst;
+    std::map<const VarNode *, Origin> origins;
     // Generic constants.
     const std::vector<Var> *constVars = nullptr;
     if (auto *p = callee.as<PrimFunc>()) constVars = &p->constVars;
@@ -301,6 +353,7 @@ private:
       ExprChecker ec{scopes_, diags_};
       Expr c = ec.check(*cv.constArgs[i], DType::i64());
       if (!c.defined()) return std::nullopt;
+      c = substitute(c, {}); // folds `2 * 1` to 2, so that shapes compare
       subst[(*constVars)[i].get()] = c;
       out.constArgs.push_back(c);
     }
@@ -341,7 +394,7 @@ private:
                                     "') must be a tensor, but '" + n->name + "' is a scalar");
         return std::nullopt;
       }
-      if (!unifyTensor(v->buffer, p.buffer, subst, arg, cname)) return std::nullopt;
+      if (!unifyTensor(v->buffer, p.buffer, subst, origins, arg, cname)) return std::nullopt;
       out.args.push_back(v->buffer);
     }
     // Outputs: the callee's output types under the substitution.
@@ -369,10 +422,16 @@ private:
     return out;
   }
 
+  /// Where a callee's shape variable got its value: the argument and the dimension.
+  struct Origin {
+    SourceRange at;
+    std::string what;
+  };
+
   /// Unifies an argument's type with a parameter's: binds the callee's shape variables on first
   /// sight, then checks every dimension against what is bound.
   bool unifyTensor(const Buffer &arg, const Buffer &param, std::map<const VarNode *, Expr> &subst,
-                   const ast::Expr &at, const std::string &cname) {
+                   std::map<const VarNode *, Origin> &origins, const ast::Expr &at, const std::string &cname) {
     if (arg.dtype() != param.dtype() || arg.rank() != param.rank()) {
       diags_.error(at.range, "type mismatch for parameter '" + param.name() + "' of " + cname + ": expected " +
                                  typeString(param.dtype(), param.shape()) + ", got '" + arg.name() + "' of type " +
@@ -383,15 +442,21 @@ private:
       const Expr &pd = param.shape()[d];
       if (auto *ref = pd.as<VarRef>(); ref && !subst.count(ref->var.get())) {
         subst[ref->var.get()] = arg.shape()[d];
+        origins[ref->var.get()] = {at.range, "dimension " + std::to_string(d) + " of '" + arg.name() + "'"};
         continue;
       }
       Expr want = substitute(pd, subst);
-      if (!sameDim(want, arg.shape()[d])) {
-        diags_.error(at.range, "shape mismatch for parameter '" + param.name() + "' of " + cname + ": dimension " +
-                                   std::to_string(d) + " of '" + arg.name() + "' is " + toString(arg.shape()[d]) +
-                                   ", expected " + toString(pd) + " = " + toString(want));
-        return false;
-      }
+      if (sameDim(want, arg.shape()[d])) continue;
+      std::string expected = toString(pd) == toString(want) ? toString(want) : toString(pd) + " = " + toString(want);
+      Diagnostic &err = diags_.error(at.range, "shape mismatch for parameter '" + param.name() + "' of " + cname +
+                                                   ": dimension " + std::to_string(d) + " of '" + arg.name() +
+                                                   "' is " + toString(arg.shape()[d]) + ", expected " + expected);
+      std::vector<Var> vars;
+      collectVars(pd, vars);
+      for (const Var &v : vars)
+        if (auto it = origins.find(v.get()); it != origins.end())
+          err.note(it->second.at, "'" + v.name() + "' is " + toString(subst[v.get()]) + " from " + it->second.what);
+      return false;
     }
     return true;
   }
@@ -414,20 +479,11 @@ private:
       }
       dims.push_back(e);
     }
-    // The element count must agree; decided here when both shapes are constant.
-    auto count = [](const std::vector<Expr> &shape) -> std::optional<int64_t> {
-      int64_t n = 1;
-      for (const Expr &d : shape) {
-        auto c = asConstInt(d);
-        if (!c) return std::nullopt;
-        n *= *c;
-      }
-      return n;
-    };
-    auto a = count(src->buffer.shape()), b = count(dims);
-    if (a && b && *a != *b) {
-      diags_.error(r.range, "reshape changes the element count: '" + r.source.name + "' has " + std::to_string(*a) +
-                                " elements, the new shape " + std::to_string(*b));
+    if (!sameElementCount(src->buffer.shape(), dims)) {
+      diags_.error(r.range, "reshape changes the element count: '" + r.source.name + "' of type " +
+                                typeString(src->buffer.dtype(), src->buffer.shape()) + " has " +
+                                elementCount(src->buffer.shape()) + " elements, the new shape " +
+                                elementCount(dims));
       failed_ = true;
       return std::nullopt;
     }
@@ -474,6 +530,7 @@ private:
   Scopes scopes_;
   std::map<std::string, Value> values_;
   std::map<std::string, SourceRange> hidden_;
+  std::set<std::string> invalid_; // names whose definition had errors
   std::vector<std::pair<DType, std::vector<Expr>>> resultTypes_;
   std::vector<Buffer> results_;
   bool failed_ = false;

@@ -19,7 +19,8 @@ std::optional<ir::DType> parseDType(const std::string &name);
 /// f16 and bf16: read through a cast, stored through one (spec §4).
 bool isStorageOnly(ir::DType t);
 
-enum class SymbolKind { Buffer, Scalar, ShapeVar, Const, LoopVar, Axis, Let };
+/// `Invalid`: a declaration that had errors; uses of it fail without a second error.
+enum class SymbolKind { Buffer, Scalar, ShapeVar, Const, LoopVar, Axis, Let, Invalid };
 
 struct Symbol {
   SymbolKind kind;
@@ -59,7 +60,9 @@ struct ExprChecker {
 
 private:
   ir::Expr checkImpl(const ast::Expr &e, std::optional<ir::DType> expected);
-  ir::Expr literal(const ast::Expr &e, std::optional<ir::DType> expected, bool negative);
+  /// A literal `e`, negated when `negation` (the enclosing unary '-') is given.
+  ir::Expr literal(const ast::Expr &e, std::optional<ir::DType> expected,
+                   const ast::Expr *negation = nullptr);
   ir::Expr name(const ast::NameExpr &n);
   ir::Expr load(const ast::LoadExpr &l);
   ir::Expr call(const ast::CallExpr &c, std::optional<ir::DType> expected);

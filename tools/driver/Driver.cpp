@@ -381,10 +381,16 @@ std::optional<ir::Module> Compilation::buildIR() {
   std::set<std::string> usedDefines;
   std::vector<ir::ScheduleScript> scripts =
       buildSchedules(modules, st.scheduleModules, opts_.target, opts_.defines, usedDefines, st.diags);
+  // -D also gives generic constants of the module's funcs (`-D P=1` or `-D conv.P=1`).
+  for (const ir::Func &f : ir->functions())
+    if (auto *p = f.as<ir::PrimFunc>())
+      for (const ir::Var &c : p->constVars)
+        for (const auto &[name, value] : opts_.defines)
+          if (name == c.name() || name == f.name() + "." + c.name()) usedDefines.insert(name);
   for (const auto &[name, value] : opts_.defines)
     if (!usedDefines.count(name))
       st.diags.warning(SourceRange(), "-D " + name + "=" + std::to_string(value) +
-                                          " is not used by any schedule parameter");
+                                          " is not used by any schedule parameter or function constant");
   st.diags.flush();
   if (st.diags.hasErrors()) return std::nullopt;
   if (!opts_.noSchedule) {

@@ -1,0 +1,213 @@
+//===- runtime/Npy.cpp - NumPy .npy files -------------------------------------------------===//
+#include "runtime/Npy.h"
+
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace tdsl::runtime {
+
+using ir::DType;
+using Code = DType::Code;
+
+namespace {
+
+const char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicSize = 6;
+
+struct DescrEntry {
+  Code code;
+  const char *descr;
+};
+// bf16 is absent: it is written as <u2 and read back as u16.
+const DescrEntry kDescrs[] = {
+    {Code::Bool, "|b1"}, {Code::I8, "|i1"},  {Code::I16, "<i2"}, {Code::I32, "<i4"},
+    {Code::I64, "<i8"},  {Code::U8, "|u1"},  {Code::U16, "<u2"}, {Code::U32, "<u4"},
+    {Code::U64, "<u8"},  {Code::F16, "<f2"}, {Code::F32, "<f4"}, {Code::F64, "<f8"}};
+
+/// The value of `key` in the header dict: the text from after `'key':` up to the next top-level
+/// `,` or `}`. Returns false when the key is missing.
+bool findValue(const std::string &header, const std::string &key, std::string &value) {
+  size_t pos = header.find("'" + key + "'");
+  if (pos == std::string::npos)
+    return false;
+  pos = header.find(':', pos);
+  if (pos == std::string::npos)
+    return false;
+  ++pos;
+  int depth = 0;
+  size_t end = pos;
+  for (; end < header.size(); ++end) {
+    char c = header[end];
+    if (c == '(')
+      ++depth;
+    else if (c == ')')
+      --depth;
+    else if ((c == ',' || c == '}') && depth == 0)
+      break;
+  }
+  value = header.substr(pos, end - pos);
+  // Trim spaces.
+  size_t b = value.find_first_not_of(" \t");
+  size_t e = value.find_last_not_of(" \t");
+  value = b == std::string::npos ? "" : value.substr(b, e - b + 1);
+  return true;
+}
+
+bool parseShape(const std::string &text, std::vector<int64_t> &shape) {
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')')
+    return false;
+  std::string inner = text.substr(1, text.size() - 2);
+  size_t i = 0;
+  while (i < inner.size()) {
+    while (i < inner.size() && (inner[i] == ' ' || inner[i] == ','))
+      ++i;
+    if (i == inner.size())
+      break;
+    if (!std::isdigit(static_cast<unsigned char>(inner[i])))
+      return false;
+    int64_t v = 0;
+    while (i < inner.size() && std::isdigit(static_cast<unsigned char>(inner[i]))) {
+      v = v * 10 + (inner[i] - '0');
+      if (v > (int64_t(1) << 48))
+        return false;
+      ++i;
+    }
+    while (i < inner.size() && inner[i] == 'L') // Python 2 longs
+      ++i;
+    shape.push_back(v);
+  }
+  return true;
+}
+
+} // namespace
+
+std::string npyDescr(DType dtype) {
+  if (dtype.code() == Code::BF16)
+    return "<u2";
+  for (const DescrEntry &e : kDescrs)
+    if (e.code == dtype.code())
+      return e.descr;
+  return "?";
+}
+
+std::optional<DType> dtypeFromNpyDescr(const std::string &descr) {
+  if (descr.size() < 2)
+    return std::nullopt;
+  std::string body = descr;
+  char order = body[0];
+  if (order == '<' || order == '|' || order == '=')
+    body = body.substr(1);
+  else if (order == '>')
+    body = body.substr(1); // allowed only for single-byte types, checked below
+  else
+    order = '=';
+  for (const DescrEntry &e : kDescrs) {
+    if (body != e.descr + 1)
+      continue;
+    if (order == '>' && DType(e.code).storageBytes() != 1)
+      return std::nullopt;
+    return DType(e.code);
+  }
+  return std::nullopt;
+}
+
+std::optional<Tensor> readNpy(const std::string &path, std::string &error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "cannot open '" + path + "'";
+    return std::nullopt;
+  }
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto fail = [&](const std::string &why) -> std::optional<Tensor> {
+    error = "'" + path + "' is not a supported .npy file: " + why;
+    return std::nullopt;
+  };
+  if (data.size() < kMagicSize + 4 || data.compare(0, kMagicSize, kMagic, kMagicSize) != 0)
+    return fail("bad magic string");
+  int major = static_cast<uint8_t>(data[6]);
+  size_t headerLen, headerStart;
+  if (major == 1) {
+    headerLen = static_cast<uint8_t>(data[8]) | static_cast<uint8_t>(data[9]) << 8;
+    headerStart = 10;
+  } else if (major == 2 || major == 3) {
+    if (data.size() < 12)
+      return fail("truncated header");
+    headerLen = 0;
+    for (int b = 3; b >= 0; --b)
+      headerLen = headerLen << 8 | static_cast<uint8_t>(data[8 + b]);
+    headerStart = 12;
+  } else {
+    return fail("unknown version " + std::to_string(major));
+  }
+  if (data.size() < headerStart + headerLen)
+    return fail("truncated header");
+  std::string header = data.substr(headerStart, headerLen);
+
+  std::string descr, fortran, shapeText;
+  if (!findValue(header, "descr", descr) || !findValue(header, "fortran_order", fortran) ||
+      !findValue(header, "shape", shapeText))
+    return fail("incomplete header");
+  if (descr.size() < 2 || (descr.front() != '\'' && descr.front() != '"'))
+    return fail("unsupported descr " + descr);
+  descr = descr.substr(1, descr.size() - 2);
+  std::optional<DType> dtype = dtypeFromNpyDescr(descr);
+  if (!dtype)
+    return fail("unsupported dtype '" + descr + "'");
+  if (fortran != "False")
+    return fail("fortran order is not supported");
+  std::vector<int64_t> shape;
+  if (!parseShape(shapeText, shape))
+    return fail("bad shape " + shapeText);
+
+  Tensor t(*dtype, shape);
+  size_t dataStart = headerStart + headerLen;
+  if (data.size() - dataStart != t.bytes.size())
+    return fail("expected " + std::to_string(t.bytes.size()) + " bytes of data for " +
+                t.typeString() + ", found " + std::to_string(data.size() - dataStart));
+  std::memcpy(t.bytes.data(), data.data() + dataStart, t.bytes.size());
+  if (dtype->isBool())
+    for (uint8_t &b : t.bytes)
+      b = b != 0;
+  return t;
+}
+
+bool writeNpy(const std::string &path, const Tensor &tensor, std::string &error) {
+  std::string shape = "(";
+  for (size_t d = 0; d < tensor.shape.size(); ++d)
+    shape += std::to_string(tensor.shape[d]) + ", ";
+  if (tensor.shape.size() > 1)
+    shape.resize(shape.size() - 2);
+  else if (tensor.shape.size() == 1)
+    shape.resize(shape.size() - 1); // "(3,)"
+  shape += ")";
+  std::string header = "{'descr': '" + npyDescr(tensor.dtype) +
+                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  // Pad with spaces so that the data starts at a multiple of 64 bytes; end with a newline.
+  size_t total = kMagicSize + 4 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+
+  std::ofstream out(path, std::ios::binary);
+  if (!out) {
+    error = "cannot write '" + path + "'";
+    return false;
+  }
+  out.write(kMagic, kMagicSize);
+  const char version[2] = {1, 0};
+  out.write(version, 2);
+  const char len[2] = {static_cast<char>(header.size() & 0xff),
+                       static_cast<char>(header.size() >> 8)};
+  out.write(len, 2);
+  out << header;
+  out.write(reinterpret_cast<const char *>(tensor.bytes.data()),
+            static_cast<std::streamsize>(tensor.bytes.size()));
+  if (!out) {
+    error = "cannot write '" + path + "'";
+    return false;
+  }
+  return true;
+}
+
+} // namespace tdsl::runtime

@@ -1,0 +1,408 @@
+//===- tools/tdsl-run/tdsl-run.cpp - Runs a TDSL function on .npy files (spec §9) ---------===//
+//
+// Loads and checks a module like tdslc (schedules applied), binds the inputs (from .npy files, scalar literals or
+// seeded random values), runs the function with the reference interpreter (--interpret), and
+// writes or summarises the outputs. Exit status: 0 success, 1 a load, check or run error,
+// 2 a bad command line or a mode this build does not have (the JIT).
+//
+//===--------------------------------------------------------------------------------------===//
+#include "backends/interp/Interpreter.h"
+#include "runtime/Npy.h"
+#include "tools/driver/Driver.h"
+
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <random>
+
+namespace po = boost::program_options;
+using namespace tdsl;
+using interp::ArgMap;
+using interp::ParamInfo;
+using runtime::Scalar;
+using runtime::Tensor;
+
+namespace {
+
+const char *kHelp = R"(usage: tdsl-run FILE.tdsl --func NAME [options]
+
+  --func NAME              the function or graph to run
+  --interpret              run with the reference interpreter
+  --input NAME=FILE.npy    an input (or an output's initial contents) from a .npy file
+  --input NAME=VALUE       a scalar input
+  --output NAME=FILE.npy   write an output to a .npy file (others are summarised on stdout)
+  --load LIB.so            a shared library that defines extern symbols
+  -D NAME=VALUE            a generic constant of the function
+  --seed N                 seed of the random values of inputs not given (default 0)
+  -I DIR                   import search path (the standard library is always found)
+  --stdlib DIR             standard library folder
+  --bench, --check         time the compiled function / compare it with the interpreter
+  -h, --help               print this help and exit
+
+Inputs not given get seeded random values: uniform in [-1, 1) for floats, integers in
+[-8, 8] ([0, 8] unsigned), random bools. Outputs not given start zero-filled.
+Exit status: 0 success, 1 error, 2 bad command line.
+)";
+
+struct RunOptions {
+  std::string file;
+  std::string func;
+  bool interpret = false, bench = false, check = false;
+  std::vector<std::pair<std::string, std::string>> inputs, outputs;
+  std::vector<std::string> libraries;
+  interp::ConstMap defines;
+  uint64_t seed = 0;
+  std::vector<std::string> includeDirs;
+  std::string stdlibDir;
+};
+
+int usageError(const std::string &message) {
+  std::cerr << "tdsl-run: error: " << message << "\ntdsl-run: see 'tdsl-run --help'\n";
+  return 2;
+}
+
+int runError(const std::string &message) {
+  std::cerr << "tdsl-run: error: " << message << "\n";
+  return 1;
+}
+
+bool parseInt(const std::string &s, int64_t &v) {
+  if (s.empty())
+    return false;
+  size_t pos = 0;
+  try {
+    v = std::stoll(s, &pos, 0);
+  } catch (...) {
+    return false;
+  }
+  return pos == s.size();
+}
+
+bool parseDouble(const std::string &s, double &v) {
+  if (s.empty())
+    return false;
+  size_t pos = 0;
+  try {
+    v = std::stod(s, &pos);
+  } catch (...) {
+    return false;
+  }
+  return pos == s.size();
+}
+
+/// Splits "NAME=VALUE"; false when there is no '=' or no name.
+bool splitAssignment(const std::string &text, std::pair<std::string, std::string> &out) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return false;
+  out = {text.substr(0, eq), text.substr(eq + 1)};
+  return true;
+}
+
+/// Returns nullopt to go on, or the exit status.
+std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
+  auto many = [] { return po::value<std::vector<std::string>>(); };
+  po::options_description desc;
+  desc.add_options()("help,h", "")("func", many(), "")("interpret", "")("bench", "")(
+      "check", "")("input", many(), "")("output", many(), "")("load", many(), "")(
+      "define,D", many(), "")("seed", many(), "")("include,I", many(), "")("stdlib", many(), "")(
+      "file", many(), "");
+  po::positional_options_description positional;
+  positional.add("file", -1);
+  po::variables_map vm;
+  try {
+    auto style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(po::command_line_parser(argc, argv)
+                  .options(desc)
+                  .positional(positional)
+                  .style(style)
+                  .run(),
+              vm);
+    po::notify(vm);
+  } catch (const po::error &e) {
+    return usageError(e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << kHelp;
+    return 0;
+  }
+  auto all = [&](const char *name) {
+    return vm.count(name) ? vm[name].as<std::vector<std::string>>() : std::vector<std::string>();
+  };
+
+  std::vector<std::string> files = all("file");
+  if (files.empty())
+    return usageError("no input file");
+  if (files.size() > 1)
+    return usageError("more than one input file: '" + files[0] + "' and '" + files[1] + "'");
+  opts.file = files[0];
+  if (all("func").empty())
+    return usageError("--func NAME is required");
+  opts.func = all("func").back();
+  opts.interpret = vm.count("interpret") != 0;
+  opts.bench = vm.count("bench") != 0;
+  opts.check = vm.count("check") != 0;
+  for (const char *option : {"input", "output"}) {
+    for (const std::string &text : all(option)) {
+      std::pair<std::string, std::string> assignment;
+      if (!splitAssignment(text, assignment))
+        return usageError(std::string("--") + option + " expects NAME=VALUE, got '" + text + "'");
+      (std::string(option) == "input" ? opts.inputs : opts.outputs).push_back(assignment);
+    }
+  }
+  opts.libraries = all("load");
+  for (const std::string &text : all("define")) {
+    std::pair<std::string, std::string> assignment;
+    int64_t value;
+    if (!splitAssignment(text, assignment))
+      return usageError("-D expects NAME=VALUE, got '" + text + "'");
+    if (!parseInt(assignment.second, value))
+      return usageError("-D " + assignment.first + ": value '" + assignment.second +
+                        "' is not an integer");
+    opts.defines[assignment.first] = value;
+  }
+  if (!all("seed").empty()) {
+    int64_t seed;
+    if (!parseInt(all("seed").back(), seed) || seed < 0)
+      return usageError("invalid value '" + all("seed").back() +
+                        "' for --seed; expected an integer N >= 0");
+    opts.seed = static_cast<uint64_t>(seed);
+  }
+  opts.includeDirs = all("include");
+  opts.stdlibDir = all("stdlib").empty() ? defaultStdlibDir() : all("stdlib").back();
+
+  if (!opts.interpret)
+    return usageError("the JIT is not available yet: this build runs functions only with the "
+                      "reference interpreter (add --interpret)");
+  if (opts.bench || opts.check)
+    return usageError(std::string(opts.bench ? "--bench" : "--check") +
+                      " needs the JIT, which is not available yet");
+  return std::nullopt;
+}
+
+/// Loads and checks the module and applies its schedules, as tdslc --emit=ir does
+/// (diagnostics on stderr).
+std::optional<ir::Module> loadModule(const RunOptions &opts) {
+  DriverOptions dopts;
+  dopts.input = opts.file;
+  dopts.includeDirs = opts.includeDirs;
+  dopts.stdlibDir = opts.stdlibDir;
+  for (const auto &[name, value] : opts.defines)
+    dopts.defines.emplace_back(name, value);
+  Compilation compilation(dopts, std::cerr);
+  if (!compilation.parse())
+    return std::nullopt;
+  return compilation.buildIR();
+}
+
+/// A scalar of `dtype` from a command-line literal; nullopt if `text` is not one.
+std::optional<Scalar> parseScalar(ir::DType dtype, const std::string &text) {
+  if (dtype.isBool()) {
+    if (text == "true" || text == "1")
+      return Scalar::ofBool(true);
+    if (text == "false" || text == "0")
+      return Scalar::ofBool(false);
+    return std::nullopt;
+  }
+  if (dtype.isFloat()) {
+    double v;
+    if (!parseDouble(text, v))
+      return std::nullopt;
+    return Scalar::ofFloat(dtype, v);
+  }
+  int64_t v;
+  if (!parseInt(text, v))
+    return std::nullopt;
+  return Scalar::ofInt(dtype, v);
+}
+
+/// Reads an input's .npy file and checks its dtype (a <u2 file stands for bf16).
+std::optional<Tensor> readInput(const ParamInfo &param, const std::string &path) {
+  std::string error;
+  std::optional<Tensor> t = runtime::readNpy(path, error);
+  if (!t) {
+    runError(error);
+    return std::nullopt;
+  }
+  if (param.dtype == ir::DType::bf16() && t->dtype == ir::DType::u16())
+    t->dtype = ir::DType::bf16();
+  if (t->dtype != param.dtype) {
+    runError("'" + param.name + "' has dtype " + param.dtype.name() + " but '" + path +
+             "' holds " + runtime::npyDescr(t->dtype) + " (" + t->dtype.name() + ")");
+    return std::nullopt;
+  }
+  return t;
+}
+
+/// A random value of `dtype`: uniform in [-1, 1) for floats, [-8, 8] for signed integers,
+/// [0, 8] for unsigned ones, a fair coin for bool.
+Scalar randomScalar(ir::DType dtype, std::mt19937_64 &gen) {
+  uint64_t bits = gen();
+  if (dtype.isBool())
+    return Scalar::ofBool(bits & 1);
+  if (dtype.isFloat())
+    return Scalar::ofFloat(dtype, static_cast<double>(bits >> 11) * 0x1.0p-52 - 1.0);
+  if (dtype.isUInt())
+    return Scalar::ofInt(dtype, static_cast<int64_t>(bits % 9));
+  return Scalar::ofInt(dtype, static_cast<int64_t>(bits % 17) - 8);
+}
+
+/// Random values for parameter number `index`: a stream of its own, so that giving one input
+/// from a file leaves the values of the others unchanged.
+std::mt19937_64 generatorFor(uint64_t seed, size_t index) {
+  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                    static_cast<uint32_t>(index)};
+  return std::mt19937_64(seq);
+}
+
+std::string formatNumber(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+/// `NAME: TYPE min=… max=… mean=… checksum=0x…` (FNV-1a of the bytes).
+void summarise(const std::string &name, const Tensor &t) {
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  int64_t n = t.numElements();
+  for (int64_t i = 0; i < n; ++i) {
+    double v = t.load(i).toDouble();
+    lo = std::fmin(lo, v);
+    hi = std::fmax(hi, v);
+    sum += v;
+  }
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (uint8_t b : t.bytes)
+    hash = (hash ^ b) * 0x100000001b3ull;
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%016llx", static_cast<unsigned long long>(hash));
+  std::cout << name << ": " << t.typeString();
+  if (n > 0)
+    std::cout << " min=" << formatNumber(lo) << " max=" << formatNumber(hi)
+              << " mean=" << formatNumber(sum / static_cast<double>(n));
+  std::cout << " checksum=" << hex << "\n";
+}
+
+const ParamInfo *findParam(const std::vector<ParamInfo> &params, const std::string &name) {
+  for (const ParamInfo &p : params)
+    if (p.name == name)
+      return &p;
+  return nullptr;
+}
+
+int run(const RunOptions &opts) {
+  std::optional<ir::Module> module = loadModule(opts);
+  if (!module)
+    return 1;
+  ir::Func func = module->lookup(opts.func);
+  if (!func)
+    return runError("no function or graph named '" + opts.func + "' in '" + opts.file + "'");
+
+  interp::Interpreter interpreter(*module);
+  std::string error;
+  for (const std::string &lib : opts.libraries)
+    if (!interpreter.loadLibrary(lib, error))
+      return runError(error);
+
+  std::optional<std::vector<ParamInfo>> params =
+      interpreter.describe(func, ArgMap(), opts.defines, error);
+  if (!params)
+    return runError(error);
+  std::vector<std::string> constNames;
+  if (const auto *prim = func.as<ir::PrimFunc>())
+    for (const ir::Var &v : prim->constVars)
+      constNames.push_back(v.name());
+  if (const auto *graph = func.as<ir::GraphFunc>())
+    for (const ir::Var &v : graph->constVars)
+      constNames.push_back(v.name());
+  for (const auto &[name, value] : opts.defines)
+    if (std::find(constNames.begin(), constNames.end(), name) == constNames.end())
+      std::cerr << "tdsl-run: warning: -D " << name << " is not a constant of '" << opts.func
+                << "'\n";
+
+  // Given inputs (and initial contents of outputs).
+  ArgMap args;
+  for (const auto &[name, value] : opts.inputs) {
+    const ParamInfo *param = findParam(*params, name);
+    if (!param)
+      return runError("'" + opts.func + "' has no parameter named '" + name + "'");
+    if (!param->isTensor) {
+      if (std::optional<Scalar> s = parseScalar(param->dtype, value)) {
+        args[name] = *s;
+        continue;
+      }
+      std::optional<Tensor> t = readInput(*param, value);
+      if (!t)
+        return 1;
+      if (!t->shape.empty())
+        return runError("scalar '" + name + "' needs a 0-d array, but '" + value + "' holds " +
+                        t->typeString());
+      args[name] = t->load(0);
+      continue;
+    }
+    std::optional<Tensor> t = readInput(*param, value);
+    if (!t)
+      return 1;
+    args[name] = std::move(*t);
+  }
+
+  // Random values for the inputs not given, with the shapes the given ones determine.
+  params = interpreter.describe(func, args, opts.defines, error);
+  if (!params)
+    return runError(error);
+  for (size_t k = 0; k < params->size(); ++k) {
+    const ParamInfo &param = (*params)[k];
+    if (param.isOutput || args.count(param.name))
+      continue;
+    std::mt19937_64 gen = generatorFor(opts.seed, k);
+    if (!param.isTensor) {
+      args[param.name] = randomScalar(param.dtype, gen);
+      continue;
+    }
+    if (!param.shape)
+      return runError("cannot infer the shape of input '" + param.name +
+                      "': give it with --input " + param.name + "=FILE.npy");
+    Tensor t(param.dtype, *param.shape);
+    for (int64_t i = 0; i < t.numElements(); ++i)
+      t.store(i, randomScalar(param.dtype, gen));
+    args[param.name] = std::move(t);
+  }
+
+  for (const auto &[name, path] : opts.outputs) {
+    const ParamInfo *param = findParam(*params, name);
+    if (!param || !param->isOutput)
+      return runError("'" + opts.func + "' has no output named '" + name + "'");
+  }
+
+  if (!interpreter.run(func, args, opts.defines, error))
+    return runError(error);
+
+  for (const ParamInfo &param : *params) {
+    if (!param.isOutput)
+      continue;
+    const Tensor &t = std::get<Tensor>(args.at(param.name));
+    bool written = false;
+    for (const auto &[name, path] : opts.outputs) {
+      if (name != param.name)
+        continue;
+      if (!runtime::writeNpy(path, t, error))
+        return runError(error);
+      written = true;
+    }
+    if (!written)
+      summarise(param.name, t);
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  RunOptions opts;
+  if (std::optional<int> status = parseCommandLine(argc, argv, opts))
+    return *status;
+  return run(opts);
+}
