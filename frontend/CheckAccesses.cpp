@@ -38,9 +38,29 @@ int64_t floorDiv(int64_t a, int64_t b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-using Env = std::map<const VarNode *, Interval>;
+/// What is known at a point of a block: an interval per variable, and intervals of whole
+/// expressions that guards such as `i + r >= 1` bound (keyed by their printed form).
+struct Env {
+  std::map<const VarNode *, Interval> vars;
+  std::map<std::string, Interval> facts;
+
+  Interval &operator[](const VarNode *v) { return vars[v]; }
+  auto find(const VarNode *v) const { return vars.find(v); }
+  auto end() const { return vars.end(); }
+  size_t count(const VarNode *v) const { return vars.count(v); }
+};
+
+Interval evalStructure(const Expr &e, const Env &env);
 
 Interval eval(const Expr &e, const Env &env) {
+  Interval r = evalStructure(e, env);
+  if (env.facts.empty() || e.as<VarRef>() || asConstInt(e)) return r;
+  auto it = env.facts.find(toString(e));
+  if (it == env.facts.end()) return r;
+  return {std::max(r.lo, it->second.lo), std::min(r.hi, it->second.hi)};
+}
+
+Interval evalStructure(const Expr &e, const Env &env) {
   if (auto c = asConstInt(e)) return {*c, *c};
   if (auto *v = e.as<VarRef>()) {
     auto it = env.find(v->var.get());
@@ -130,30 +150,37 @@ void refine(const Expr &cond, bool negate, Env &env) {
     static const Op flip[] = {GE, GT, LE, LT, NE, EQ};
     op = flip[op];
   }
-  // Peel `x + c` / `x - c` on either side into the other side.
-  auto varOf = [](const Expr &e, int64_t &offset) -> const VarNode * {
+  // Peel `x + c` / `x - c` on either side into the other side. x is a variable, or any
+  // integer expression, whose bound is then recorded as a fact about that expression.
+  auto peel = [](const Expr &e, int64_t &offset) -> Expr {
     offset = 0;
-    if (auto *v = e.as<VarRef>()) return v->var.get();
-    if (auto *a = e.as<Add>()) {
-      if (auto c = asConstInt(a->b); c && a->a.as<VarRef>()) {
+    if (auto *a = e.as<Add>())
+      if (auto c = asConstInt(a->b)) {
         offset = *c;
-        return a->a.as<VarRef>()->var.get();
+        return a->a;
       }
-    }
-    if (auto *s = e.as<Sub>()) {
-      if (auto c = asConstInt(s->b); c && s->a.as<VarRef>()) {
+    if (auto *s = e.as<Sub>())
+      if (auto c = asConstInt(s->b)) {
         offset = -*c;
-        return s->a.as<VarRef>()->var.get();
+        return s->a;
       }
-    }
-    return nullptr;
+    return e;
   };
-  auto apply = [&](const Expr &varSide, const Expr &other, Op o) {
+  auto apply = [&](const Expr &side, const Expr &other, Op o) {
     int64_t off;
-    const VarNode *v = varOf(varSide, off);
-    if (!v || !env.count(v)) return;
+    Expr base = peel(side, off);
+    if (asConstInt(base)) return;
     Interval r = eval(other, env);
-    Interval &x = env[v];
+    Interval *target;
+    if (auto *v = base.as<VarRef>()) {
+      if (!env.count(v->var.get())) return;
+      target = &env[v->var.get()];
+    } else {
+      std::string key = toString(base);
+      if (!env.facts.count(key)) env.facts[key] = evalStructure(base, env);
+      target = &env.facts[key];
+    }
+    Interval &x = *target;
     // x + off OP r  ⇔  x OP r - off
     switch (o) {
     case LT: if (r.hi < kInf) x.hi = std::min(x.hi, r.hi - off - 1); break;
