@@ -104,8 +104,14 @@ public:
     antlr4::misc::IntervalSet expected = getExpectedTokens(p);
     antlr4::Token *t = p->getCurrentToken();
     size_t next = p->getTokenStream()->LA(2);
+    // `for i in 0.128 {`: the user meant `0..128`; go on as if the '..' were there.
+    if (expected.contains(static_cast<size_t>(P::DOTDOT)) && floatMeantAsRange(p, t)) {
+      if (!inErrorRecoveryMode(p)) reportMissingToken(p);
+      return getMissingSymbol(p);
+    }
     // `let in = 1;`: the keyword is the name the user meant.
-    if (expected.contains(static_cast<size_t>(P::ID)) && isKeyword(t->getType()) && followsMissingToken(p, next))
+    if (expected.contains(static_cast<size_t>(P::ID)) && isKeyword(t->getType()) &&
+        followsMissingToken(p, next))
       return substitute(p, t, expected);
     // `let = 1;`: a missing name, not an extra `=`.
     if (expected.contains(static_cast<size_t>(P::ID)) && followsMissingToken(p, t->getType()) &&
@@ -126,19 +132,30 @@ public:
   }
 
 protected:
-  void reportNoViableAlternative(antlr4::Parser *p, const antlr4::NoViableAltException &e) override {
-    report(p, e.getOffendingToken(), p->getExpectedTokens(), /*missing=*/false);
+  void reportNoViableAlternative(antlr4::Parser *p,
+                                 const antlr4::NoViableAltException &e) override {
+    antlr4::Token *t = e.getOffendingToken();
+    if (followsLexicalError(p, t)) return;
+    // The expected tokens are those at the start of the decision; when the alternatives
+    // failed further on, they say nothing about the token that does not fit.
+    if (e.getStartToken() != t && t->getType() != antlr4::Token::EOF) {
+      emit(tokenRange(file_, t), "unexpected " + quote(t));
+      return;
+    }
+    report(p, t, p->getExpectedTokens(), /*missing=*/false);
   }
   void reportInputMismatch(antlr4::Parser *p, const antlr4::InputMismatchException &e) override {
     report(p, e.getOffendingToken(), e.getExpectedTokens(), /*missing=*/false);
   }
-  void reportFailedPredicate(antlr4::Parser *p, const antlr4::FailedPredicateException &e) override {
+  void reportFailedPredicate(antlr4::Parser *p,
+                             const antlr4::FailedPredicateException &e) override {
     report(p, e.getOffendingToken(), p->getExpectedTokens(), /*missing=*/false);
   }
   void reportUnwantedToken(antlr4::Parser *p) override {
     if (inErrorRecoveryMode(p)) return;
     beginErrorCondition(p);
     antlr4::Token *t = p->getCurrentToken();
+    if (followsLexicalError(p, t)) return;
     if (t->getType() == antlr4::Token::EOF || p->getContext()->getRuleIndex() == P::RuleModule) {
       report(p, t, getExpectedTokens(p), /*missing=*/false);
       return;
@@ -159,6 +176,21 @@ private:
     antlr4::atn::ATNState *state = atn.states[p->getState()];
     if (state->transitions.empty()) return false;
     return atn.nextTokens(state->transitions[0]->target, p->getContext()).contains(type);
+  }
+
+  /// True if the token before `t` is a float like `0.128` that reads as a range `0..128`.
+  static bool floatMeantAsRange(antlr4::Parser *p, antlr4::Token *t) {
+    antlr4::Token *prev = previousToken(p, t);
+    if (!prev || prev->getType() != P::FLOAT) return false;
+    std::string text = prev->getText();
+    return text[0] != '.' && text.find_first_of("eE") == std::string::npos;
+  }
+
+  /// True if a lexical error (an invalid character, an unterminated string or comment) lies
+  /// just before `t`: a syntax error there is its consequence, already reported.
+  static bool followsLexicalError(antlr4::Parser *p, antlr4::Token *t) {
+    auto *stream = dynamic_cast<antlr4::BufferedTokenStream *>(p->getTokenStream());
+    return stream && !stream->getHiddenTokensToLeft(t->getTokenIndex()).empty();
   }
 
   /// Reports `t` as the wrong token and consumes it as if it were the expected one.
@@ -217,6 +249,7 @@ private:
 
   void report(antlr4::Parser *p, antlr4::Token *t, const antlr4::misc::IntervalSet &expected,
               bool missing) {
+    if (followsLexicalError(p, t)) return;
     const auto &vocab = p->getVocabulary();
     std::vector<ssize_t> want = expected.toList();
     auto wants = [&](ssize_t type) { return expected.contains(type); };
@@ -249,12 +282,11 @@ private:
       return;
     }
     // `for i in 0.128 {`: a float literal where `LO..HI` was meant.
-    if (wants(P::DOTDOT) && prev && prev->getType() == P::FLOAT &&
-        prev->getText().find_first_of("eE") == std::string::npos && prev->getText()[0] != '.') {
+    if (wants(P::DOTDOT) && floatMeantAsRange(p, t)) {
       std::string text = prev->getText();
       std::string fix = text.substr(0, text.find('.')) + ".." + text.substr(text.find('.') + 1);
-      emit(tokenRange(file_, prev),
-           "expected '..' in loop range; '" + text + "' is a float literal (did you mean '" + fix + "'?)");
+      emit(tokenRange(file_, prev), "expected '..' in loop range; '" + text +
+                                        "' is a float literal (did you mean '" + fix + "'?)");
       return;
     }
     if (exprStart && want.size() > 4) {
@@ -326,57 +358,133 @@ class SilentListener : public antlr4::BaseErrorListener {};
 // ---------------------------------------------------------------------------------------------
 
 constexpr unsigned kMaxNesting = 256;
+/// Binary operators make left-nested trees that later phases walk recursively.
+constexpr unsigned kMaxExprDepth = 2048;
 
 enum class LexResult { Ok, Errors, TooDeep };
 
-/// Reports invalid characters, unterminated strings and comments (lexed onto the hidden
-/// channel so that parsing continues without them), and refuses nesting deep enough to
-/// exhaust the parser's stack.
+/// True if a token ends an operand, so that a `-` after it is binary.
+bool endsOperand(const antlr4::Token *t) {
+  switch (t->getType()) {
+  case P::ID:
+  case P::INT:
+  case P::FLOAT:
+  case P::TRUE:
+  case P::FALSE:
+  case P::INF: return true;
+  default: return t->getText() == ")" || t->getText() == "]";
+  }
+}
+
+/// Reports an invalid character, an unterminated string or comment (lexed onto the hidden
+/// channel so that parsing continues without them); false if `t` is none of those.
+bool reportLexicalError(uint32_t file, const std::string &source, const antlr4::Token *t,
+                        DiagnosticEngine &diags) {
+  switch (t->getType()) {
+  case P::ERROR_CHAR: {
+    size_t at = t->getStartIndex();
+    unsigned char c = static_cast<unsigned char>(source[at]);
+    // One message per character: UTF-8 continuation bytes belong to the lead byte's message.
+    if ((c & 0xC0) == 0x80 && at > 0 && (static_cast<unsigned char>(source[at - 1]) & 0x80))
+      return true;
+    std::ostringstream msg;
+    if (c >= 0x20 && c < 0x7f) {
+      msg << "invalid character '" << source[at] << "'";
+    } else if (c >= 0xC0) {
+      size_t len = 1;
+      while (at + len < source.size() && len < 4 &&
+             (static_cast<unsigned char>(source[at + len]) & 0xC0) == 0x80)
+        ++len;
+      msg << "invalid character '" << source.substr(at, len) << "'";
+    } else {
+      msg << "invalid byte 0x" << std::hex << static_cast<unsigned>(c) << " in source";
+    }
+    diags.error(tokenRange(file, t), msg.str());
+    return true;
+  }
+  case P::UNTERMINATED_STRING:
+    diags.error(SourceRange(tokenBegin(file, t)), "unterminated string literal");
+    return true;
+  case P::UNTERMINATED_COMMENT:
+    diags.error(SourceRange(tokenBegin(file, t)), "unterminated /* comment");
+    return true;
+  default: return false;
+  }
+}
+
+bool isBinaryOperator(const std::string &text) {
+  static const std::set<std::string> ops = {
+      "+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||"};
+  return ops.count(text) != 0;
+}
+
+/// Reports lexical errors, and refuses nesting deep enough to exhaust the stack of the parser
+/// or of the recursive walks over the AST. Nesting counts open brackets, unary operators still
+/// waiting for their operand's end, and `else if` links of an open chain; an expression's depth
+/// also counts its binary operators.
 LexResult checkTokens(uint32_t file, const std::string &source, antlr4::CommonTokenStream &tokens,
                       DiagnosticEngine &diags) {
   bool ok = true;
-  unsigned depth = 0, unaryRun = 0;
+  std::vector<antlr4::Token *> code; // the default channel, EOF included
   for (antlr4::Token *t : tokens.getTokens()) {
-    switch (t->getType()) {
-    case P::ERROR_CHAR: {
-      size_t at = t->getStartIndex();
-      unsigned char c = static_cast<unsigned char>(source[at]);
-      // One message per character: UTF-8 continuation bytes belong to the lead byte's message.
-      if ((c & 0xC0) == 0x80 && at > 0 && (static_cast<unsigned char>(source[at - 1]) & 0x80))
-        break;
-      std::ostringstream msg;
-      if (c >= 0x20 && c < 0x7f) {
-        msg << "invalid character '" << source[at] << "'";
-      } else if (c >= 0xC0) {
-        size_t len = 1;
-        while (at + len < source.size() && len < 4 && (static_cast<unsigned char>(source[at + len]) & 0xC0) == 0x80)
-          ++len;
-        msg << "invalid character '" << source.substr(at, len) << "'";
-      } else {
-        msg << "invalid byte 0x" << std::hex << static_cast<unsigned>(c) << " in source";
+    if (reportLexicalError(file, source, t, diags)) ok = false;
+    if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL) code.push_back(t);
+  }
+
+  // Per bracket level: pending unary and binary operators, and `else if` links.
+  std::vector<unsigned> unary(1, 0), binary(1, 0), links(1, 0);
+  unsigned depth = 0, unaryTotal = 0, binaryTotal = 0, linkTotal = 0;
+  for (size_t i = 0; i < code.size(); ++i) {
+    antlr4::Token *t = code[i];
+    if (t->getType() == antlr4::Token::EOF) break;
+    const antlr4::Token *next = i + 1 < code.size() ? code[i + 1] : nullptr;
+    const std::string text = t->getText();
+    if (text == "(" || text == "[" || text == "{") {
+      ++depth;
+      unary.push_back(0);
+      binary.push_back(0);
+      links.push_back(0);
+    } else if (text == ")" || text == "]" || text == "}") {
+      if (depth) {
+        unaryTotal -= unary.back();
+        binaryTotal -= binary.back();
+        linkTotal -= links.back();
+        unary.pop_back();
+        binary.pop_back();
+        links.pop_back();
+        --depth;
       }
-      diags.error(tokenRange(file, t), msg.str());
-      ok = false;
-      break;
+      // A branch's `}` not followed by `else` ends the `else if` chain at its level.
+      if (text == "}" && (!next || next->getType() != P::ELSE)) {
+        linkTotal -= links[depth];
+        links[depth] = 0;
+      }
+    } else if ((text == "-" || text == "!") && (i == 0 || !endsOperand(code[i - 1]))) {
+      ++unary[depth];
+      ++unaryTotal;
+    } else if (t->getType() == P::ELSE && next && next->getType() == P::IF) {
+      ++links[depth];
+      ++linkTotal;
+    } else if (isBinaryOperator(text)) {
+      // The operand before has ended; the expression goes on.
+      unaryTotal -= unary[depth];
+      unary[depth] = 0;
+      ++binary[depth];
+      ++binaryTotal;
+    } else if (!endsOperand(t)) {
+      // The expression has ended (an operand may still be followed by `[` or `(`).
+      unaryTotal -= unary[depth];
+      binaryTotal -= binary[depth];
+      unary[depth] = binary[depth] = 0;
     }
-    case P::UNTERMINATED_STRING:
-      diags.error(SourceRange(tokenBegin(file, t)), "unterminated string literal");
-      ok = false;
-      break;
-    case P::UNTERMINATED_COMMENT:
-      diags.error(SourceRange(tokenBegin(file, t)), "unterminated /* comment");
-      ok = false;
-      break;
-    default: break;
+    if (depth + unaryTotal + linkTotal > kMaxNesting) {
+      diags.error(tokenRange(file, t),
+                  "nesting is too deep (more than " + std::to_string(kMaxNesting) + " levels)");
+      return LexResult::TooDeep;
     }
-    if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
-    std::string text = t->getType() == antlr4::Token::EOF ? "" : t->getText();
-    if (text == "(" || text == "[" || text == "{") ++depth;
-    if (text == ")" || text == "]" || text == "}") depth = depth ? depth - 1 : 0;
-    unaryRun = (text == "-" || text == "!") ? unaryRun + 1 : 0;
-    if (depth > kMaxNesting || unaryRun > kMaxNesting) {
-      diags.error(tokenRange(file, t), "nesting is too deep (more than " +
-                                           std::to_string(kMaxNesting) + " levels)");
+    if (depth + unaryTotal + linkTotal + binaryTotal > kMaxExprDepth) {
+      diags.error(tokenRange(file, t), "expression is too complex (more than " +
+                                           std::to_string(kMaxExprDepth) + " nested operations)");
       return LexResult::TooDeep;
     }
   }

@@ -228,5 +228,7 @@ WS            : [ \t\r\n]+ -> skip ;
 // Lexical errors go to the hidden channel: the parser goes on without them and the frontend
 // reports each at its location.
 UNTERMINATED_STRING  : '"' ( '\\' . | ~["\\\r\n] )* -> channel(HIDDEN) ;
-UNTERMINATED_COMMENT : '/*' .*? EOF -> channel(HIDDEN) ;
+// Never contains `*/`: a terminated comment is longer as BLOCK_COMMENT, so only a comment that
+// runs to the end of the file lexes as this.
+UNTERMINATED_COMMENT : '/*' ( ~'*' | '*'+ ~[*/] )* '*'* EOF -> channel(HIDDEN) ;
 ERROR_CHAR : . -> channel(HIDDEN) ;
