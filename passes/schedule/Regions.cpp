@@ -1,0 +1,750 @@
+// Regions.cpp — affine forms, interval bounds, accesses and block surgery for the
+// compute_at / compute_inline family (see Regions.h).
+#include "passes/schedule/Regions.h"
+
+#include "ir/IRMutator.h"
+#include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
+#include "passes/Simplify.h"
+
+#include <algorithm>
+
+namespace tdsl::schedule {
+
+using namespace ir;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Affine forms
+// ---------------------------------------------------------------------------------------------
+
+// Integers wrap (two's complement): coefficient arithmetic goes through uint64_t.
+int64_t wrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+int64_t wrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+int64_t floorMod(int64_t a, int64_t b) { return a - floorDiv(a, b) * b; }
+
+/// sum(coefficient * term) + constant.
+struct Linear {
+  std::vector<std::pair<Expr, int64_t>> terms;
+  int64_t constant = 0;
+
+  void addTerm(const Expr &term, int64_t k) {
+    for (auto &[t, c] : terms)
+      if (equalExpr(t, term)) {
+        c = wrapAdd(c, k);
+        return;
+      }
+    terms.emplace_back(term, k);
+  }
+  void addScaled(const Linear &other, int64_t k) {
+    for (const auto &[t, c] : other.terms) addTerm(t, wrapMul(c, k));
+    constant = wrapAdd(constant, wrapMul(other.constant, k));
+  }
+  bool isConstant() const {
+    return std::all_of(terms.begin(), terms.end(), [](const auto &t) { return t.second == 0; });
+  }
+  bool allDivisibleBy(int64_t c) const {
+    return std::all_of(terms.begin(), terms.end(), [&](const auto &t) { return t.second % c == 0; });
+  }
+};
+
+Linear linearize(const Expr &e);
+
+Expr rebuild(const Linear &l) {
+  Expr acc;
+  for (const auto &[t, k] : l.terms) {
+    if (k <= 0) continue;
+    Expr term = k == 1 ? t : Mul::make(t, intImm(k));
+    acc = acc.defined() ? Add::make(acc, term) : term;
+  }
+  bool constantFirst = !acc.defined() && l.constant != 0;
+  if (constantFirst) acc = intImm(l.constant);
+  for (const auto &[t, k] : l.terms) {
+    if (k >= 0) continue;
+    Expr term = k == -1 ? t : Mul::make(t, intImm(k == INT64_MIN ? k : -k));
+    acc = acc.defined() ? Sub::make(acc, term) : Neg::make(term);
+  }
+  if (!acc.defined()) return intImm(l.constant);
+  if (constantFirst || l.constant == 0) return acc;
+  if (l.constant > 0) return Add::make(acc, intImm(l.constant));
+  if (l.constant == INT64_MIN) return Add::make(acc, intImm(l.constant));
+  return Sub::make(acc, intImm(-l.constant));
+}
+
+Linear atom(const Expr &e) {
+  Linear l;
+  l.addTerm(e, 1);
+  return l;
+}
+
+Linear linearize(const Expr &e) {
+  if (std::optional<int64_t> c = asConstInt(e)) {
+    Linear l;
+    l.constant = *c;
+    return l;
+  }
+  switch (e.kind()) {
+  case ExprKind::Add: {
+    auto *n = e.as<Add>();
+    Linear l = linearize(n->a);
+    l.addScaled(linearize(n->b), 1);
+    return l;
+  }
+  case ExprKind::Sub: {
+    auto *n = e.as<Sub>();
+    Linear l = linearize(n->a);
+    l.addScaled(linearize(n->b), -1);
+    return l;
+  }
+  case ExprKind::Neg: {
+    Linear l;
+    l.addScaled(linearize(e.as<Neg>()->a), -1);
+    return l;
+  }
+  case ExprKind::Mul: {
+    auto *n = e.as<Mul>();
+    Linear a = linearize(n->a), b = linearize(n->b);
+    Linear l;
+    if (a.isConstant()) l.addScaled(b, a.constant);
+    else if (b.isConstant()) l.addScaled(a, b.constant);
+    else return atom(Mul::make(rebuild(a), rebuild(b)));
+    return l;
+  }
+  case ExprKind::Div: {
+    // floor((c * x + r) / c) == x + floor(r / c) for integer x.
+    auto *n = e.as<Div>();
+    Linear a = linearize(n->a), b = linearize(n->b);
+    if (!b.isConstant() || b.constant <= 0) return atom(Div::make(rebuild(a), rebuild(b)));
+    int64_t c = b.constant;
+    if (!a.allDivisibleBy(c)) return atom(Div::make(rebuild(a), intImm(c)));
+    Linear l;
+    for (const auto &[t, k] : a.terms) l.addTerm(t, k / c);
+    l.constant = floorDiv(a.constant, c);
+    return l;
+  }
+  case ExprKind::Mod: {
+    // (c * x + r) % c == r % c; terms whose coefficient is a multiple of c drop out.
+    auto *n = e.as<Mod>();
+    Linear a = linearize(n->a), b = linearize(n->b);
+    if (!b.isConstant() || b.constant <= 0) return atom(Mod::make(rebuild(a), rebuild(b)));
+    int64_t c = b.constant;
+    Linear rest;
+    for (const auto &[t, k] : a.terms)
+      if (k % c != 0) rest.addTerm(t, k);
+    rest.constant = a.constant;
+    if (rest.isConstant()) {
+      Linear l;
+      l.constant = floorMod(rest.constant, c);
+      return l;
+    }
+    return atom(Mod::make(rebuild(rest), intImm(c)));
+  }
+  default:
+    return atom(simplify(e));
+  }
+}
+
+bool usesAny(const Expr &e, const Domain &dom) {
+  for (const auto &[v, range] : dom)
+    if (uses(e, v)) return true;
+  return false;
+}
+
+/// min/max of two bounds that may be undefined; `undefinedWins` says whether an undefined
+/// bound (infinite) absorbs the other.
+Expr pick(const Expr &a, const Expr &b, bool wantMin, bool undefinedWins) {
+  if (!a.defined() || !b.defined()) return undefinedWins ? Expr() : (a.defined() ? a : b);
+  if (std::optional<int64_t> d = constDiff(a, b)) return (*d <= 0) == wantMin ? a : b;
+  return wantMin ? min(a, b) : max(a, b);
+}
+
+Interval unbounded() { return {}; }
+
+Interval apply(const Interval &a, const Interval &b, Expr (*op)(Expr, Expr), bool swapB) {
+  const Expr &bLo = swapB ? b.max : b.min, &bHi = swapB ? b.min : b.max;
+  Interval r;
+  if (a.min.defined() && bLo.defined()) r.min = canonical(op(a.min, bLo));
+  if (a.max.defined() && bHi.defined()) r.max = canonical(op(a.max, bHi));
+  return r;
+}
+
+Interval scale(const Interval &a, int64_t k) {
+  Interval r;
+  const Expr &lo = k >= 0 ? a.min : a.max, &hi = k >= 0 ? a.max : a.min;
+  if (lo.defined()) r.min = canonical(lo * intImm(k));
+  if (hi.defined()) r.max = canonical(hi * intImm(k));
+  return r;
+}
+
+} // namespace
+
+Expr canonical(const Expr &e) {
+  if (!e.defined() || e.dtype() != DType::i64()) return e.defined() ? simplify(e) : e;
+  return rebuild(linearize(simplify(e)));
+}
+
+bool equalExpr(const Expr &a, const Expr &b) {
+  if (a.sameAs(b)) return true;
+  if (!a.defined() || !b.defined() || a.kind() != b.kind() || !(a.dtype() == b.dtype())) return false;
+  switch (a.kind()) {
+  case ExprKind::IntImm:
+    return a.as<IntImm>()->value == b.as<IntImm>()->value;
+  case ExprKind::FloatImm:
+    return a.as<FloatImm>()->value == b.as<FloatImm>()->value;
+  case ExprKind::VarRef:
+    return a.as<VarRef>()->var == b.as<VarRef>()->var;
+  case ExprKind::Cast:
+    return equalExpr(a.as<Cast>()->value, b.as<Cast>()->value);
+  case ExprKind::Neg:
+    return equalExpr(a.as<Neg>()->a, b.as<Neg>()->a);
+  case ExprKind::Not:
+    return equalExpr(a.as<Not>()->a, b.as<Not>()->a);
+#define TDSL_SAME_BINARY(NAME)                                                                     \
+  case ExprKind::NAME:                                                                             \
+    return equalExpr(a.as<NAME>()->a, b.as<NAME>()->a) && equalExpr(a.as<NAME>()->b, b.as<NAME>()->b);
+    TDSL_FOR_EACH_BINARY_NODE(TDSL_SAME_BINARY)
+#undef TDSL_SAME_BINARY
+  case ExprKind::Select: {
+    auto *x = a.as<Select>(), *y = b.as<Select>();
+    return equalExpr(x->condition, y->condition) && equalExpr(x->trueValue, y->trueValue) &&
+           equalExpr(x->falseValue, y->falseValue);
+  }
+  case ExprKind::BufferLoad: {
+    auto *x = a.as<BufferLoad>(), *y = b.as<BufferLoad>();
+    if (!(x->buffer == y->buffer) || x->indices.size() != y->indices.size()) return false;
+    for (size_t i = 0; i < x->indices.size(); ++i)
+      if (!equalExpr(x->indices[i], y->indices[i])) return false;
+    return true;
+  }
+  case ExprKind::Call: {
+    auto *x = a.as<Call>(), *y = b.as<Call>();
+    if (x->op != y->op || x->args.size() != y->args.size()) return false;
+    for (size_t i = 0; i < x->args.size(); ++i)
+      if (!equalExpr(x->args[i], y->args[i])) return false;
+    return true;
+  }
+  default:
+    return false;
+  }
+}
+
+std::optional<int64_t> constDiff(const Expr &a, const Expr &b) {
+  if (!a.defined() || !b.defined()) return std::nullopt;
+  return asConstInt(canonical(a - b));
+}
+
+Interval Interval::ofRange(const Expr &min, const Expr &extent) {
+  return {canonical(min), canonical(min + extent - 1)};
+}
+
+Expr Interval::extent() const {
+  if (!bounded()) return Expr();
+  return canonical(max - min + 1);
+}
+
+Interval bound(const Expr &e, const Domain &dom) {
+  if (!e.defined()) return unbounded();
+  if (!usesAny(e, dom)) return Interval::point(canonical(e));
+  switch (e.kind()) {
+  case ExprKind::VarRef:
+    for (const auto &[v, range] : dom)
+      if (v == e.as<VarRef>()->var) return range;
+    return Interval::point(e);
+  case ExprKind::Add: {
+    auto *n = e.as<Add>();
+    return apply(bound(n->a, dom), bound(n->b, dom), add, false);
+  }
+  case ExprKind::Sub: {
+    auto *n = e.as<Sub>();
+    return apply(bound(n->a, dom), bound(n->b, dom), sub, true);
+  }
+  case ExprKind::Neg:
+    return scale(bound(e.as<Neg>()->a, dom), -1);
+  case ExprKind::Mul: {
+    auto *n = e.as<Mul>();
+    if (std::optional<int64_t> k = asConstInt(canonical(n->b))) return scale(bound(n->a, dom), *k);
+    if (std::optional<int64_t> k = asConstInt(canonical(n->a))) return scale(bound(n->b, dom), *k);
+    return unbounded();
+  }
+  case ExprKind::Div: {
+    auto *n = e.as<Div>();
+    std::optional<int64_t> k = asConstInt(canonical(n->b));
+    if (!k || *k <= 0) return unbounded();
+    Interval a = bound(n->a, dom), r;
+    if (a.min.defined()) r.min = canonical(a.min / intImm(*k));
+    if (a.max.defined()) r.max = canonical(a.max / intImm(*k));
+    return r;
+  }
+  case ExprKind::Mod: {
+    auto *n = e.as<Mod>();
+    std::optional<int64_t> k = asConstInt(canonical(n->b));
+    if (!k || *k <= 0) return unbounded();
+    Interval a = bound(n->a, dom);
+    if (a.bounded() && equalExpr(canonical(a.min / intImm(*k)), canonical(a.max / intImm(*k))))
+      return {canonical(a.min % intImm(*k)), canonical(a.max % intImm(*k))};
+    return {intImm(0), intImm(*k - 1)};
+  }
+  case ExprKind::Min: {
+    auto *n = e.as<Min>();
+    Interval a = bound(n->a, dom), b = bound(n->b, dom);
+    return {pick(a.min, b.min, true, true), pick(a.max, b.max, true, false)};
+  }
+  case ExprKind::Max: {
+    auto *n = e.as<Max>();
+    Interval a = bound(n->a, dom), b = bound(n->b, dom);
+    return {pick(a.min, b.min, false, false), pick(a.max, b.max, false, true)};
+  }
+  default:
+    return unbounded();
+  }
+}
+
+Interval hull(const Interval &a, const Interval &b) {
+  return {pick(a.min, b.min, true, true), pick(a.max, b.max, false, true)};
+}
+
+void addLoop(Domain &dom, const For *loop) {
+  Interval lo = bound(loop->min, dom), hi = bound(loop->min + loop->extent - 1, dom);
+  dom.emplace_back(loop->loopVar, Interval{lo.min, hi.max});
+}
+
+bool proveLE(const Expr &a, const Expr &b, const Domain &dom) {
+  if (!a.defined() || !b.defined()) return false;
+  Interval d = bound(canonical(b - a), dom);
+  std::optional<int64_t> lo = d.min.defined() ? asConstInt(d.min) : std::nullopt;
+  return lo && *lo >= 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Accesses
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+struct AccessCollector : IRVisitor {
+  const Block *root;
+  std::vector<Access> out;
+  std::vector<std::pair<Var, Expr>> lets;
+
+  explicit AccessCollector(const Block *r) : root(r) {}
+
+  std::vector<Expr> withLets(const std::vector<Expr> &indices) const {
+    std::vector<Expr> r;
+    for (const Expr &e : indices) r.push_back(lets.empty() ? e : substitute(e, lets));
+    return r;
+  }
+  void visit(const LetStmt *op) override {
+    visitExpr(op->value);
+    lets.emplace_back(op->var, lets.empty() ? op->value : substitute(op->value, lets));
+    visitStmt(op->body);
+    lets.pop_back();
+  }
+  void visit(const BufferLoad *op) override {
+    out.push_back({op->buffer, withLets(op->indices), false});
+    IRVisitor::visit(op);
+  }
+  void visit(const BufferStore *op) override {
+    out.push_back({op->buffer, withLets(op->indices), true});
+    IRVisitor::visit(op);
+  }
+  void visit(const Block *op) override {
+    if (op != root) return;
+    visitStmt(op->init);
+    visitStmt(op->body);
+  }
+};
+
+struct BufferUses : IRVisitor {
+  std::unordered_set<Buffer> read, written;
+  void visit(const BufferLoad *op) override {
+    read.insert(op->buffer);
+    IRVisitor::visit(op);
+  }
+  void visit(const BufferStore *op) override {
+    written.insert(op->buffer);
+    IRVisitor::visit(op);
+  }
+};
+
+} // namespace
+
+std::vector<Access> accessesOf(const Block *block) {
+  AccessCollector c(block);
+  c.visitStmt(Stmt(block));
+  return c.out;
+}
+
+std::unordered_set<Buffer> buffersRead(const Stmt &s) {
+  BufferUses u;
+  u.visitStmt(s);
+  return u.read;
+}
+
+std::unordered_set<Buffer> buffersWritten(const Stmt &s) {
+  BufferUses u;
+  u.visitStmt(s);
+  return u.written;
+}
+
+std::optional<std::vector<Interval>> accessRegion(const Block *block, const Buffer &buffer, bool write,
+                                                  const Domain &dom) {
+  Domain d = dom;
+  std::vector<std::pair<Var, Expr>> bindings;
+  for (const IterVar &iv : block->iterVars) {
+    if (iv.binding.defined()) bindings.emplace_back(iv.var, iv.binding);
+    else d.emplace_back(iv.var, Interval::ofRange(intImm(0), iv.extent));
+  }
+  std::optional<std::vector<Interval>> region;
+  for (const Access &a : accessesOf(block)) {
+    if (!(a.buffer == buffer) || a.write != write) continue;
+    std::vector<Interval> r;
+    for (const Expr &index : a.indices) r.push_back(bound(substitute(index, bindings), d));
+    if (!region) {
+      region = r;
+      continue;
+    }
+    for (size_t i = 0; i < r.size() && i < region->size(); ++i) (*region)[i] = hull((*region)[i], r[i]);
+  }
+  return region;
+}
+
+Domain loopsBetween(const ScheduleState &s, const For *outer, const StmtNode *node) {
+  Domain dom;
+  bool inside = outer == nullptr;
+  for (const For *f : s.loopsAbove(node)) {
+    if (inside) addLoop(dom, f);
+    if (f == outer) inside = true;
+  }
+  return dom;
+}
+
+Domain loopsAroundAndAt(const ScheduleState &s, const For *loop) {
+  Domain dom;
+  for (const For *f : s.loopsAbove(loop)) addLoop(dom, f);
+  addLoop(dom, loop);
+  return dom;
+}
+
+std::optional<std::pair<size_t, Expr>> axisPlusOffset(const Block *block, const Expr &e) {
+  Linear l = linearize(simplify(e));
+  std::optional<size_t> axis;
+  Linear rest;
+  rest.constant = l.constant;
+  for (const auto &[t, k] : l.terms) {
+    if (k == 0) continue;
+    if (auto *v = t.as<VarRef>()) {
+      bool found = false;
+      for (size_t i = 0; i < block->iterVars.size(); ++i)
+        if (block->iterVars[i].var == v->var) {
+          if (k != 1 || axis) return std::nullopt;
+          axis = i;
+          found = true;
+        }
+      if (found) continue;
+    }
+    for (const IterVar &iv : block->iterVars)
+      if (uses(t, iv.var)) return std::nullopt;
+    rest.addTerm(t, k);
+  }
+  if (!axis) return std::nullopt;
+  return std::make_pair(*axis, rebuild(rest));
+}
+
+std::optional<size_t> plainAxis(const Block *block, const Expr &e) {
+  auto *v = e.as<VarRef>();
+  if (!v) return std::nullopt;
+  for (size_t i = 0; i < block->iterVars.size(); ++i)
+    if (block->iterVars[i].var == v->var) return i;
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// `where` conditions
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+void conjuncts(const Expr &e, std::vector<Expr> &out) {
+  if (auto *a = e.as<And>()) {
+    conjuncts(a->a, out);
+    conjuncts(a->b, out);
+    return;
+  }
+  if (isConstInt(e, 1)) return;
+  out.push_back(e);
+}
+
+/// A side of a comparison that equals a binding becomes that iter var.
+Expr toAxis(const Block *block, const Expr &side) {
+  if (side.dtype() != DType::i64()) return side;
+  Expr c = canonical(side);
+  for (const IterVar &iv : block->iterVars)
+    if (iv.binding.defined() && equalExpr(c, canonical(iv.binding))) return VarRef::make(iv.var);
+  return side;
+}
+
+/// Whether `cond` (in iter vars) holds on the whole domain of the block's axes.
+bool impliedByDomain(const Block *block, const Expr &cond) {
+  Domain dom;
+  for (const IterVar &iv : block->iterVars) dom.emplace_back(iv.var, Interval::ofRange(intImm(0), iv.extent));
+  auto proves = [&](const Expr &lo, const Expr &hi, int64_t slack) { return proveLE(lo + slack, hi, dom); };
+  if (auto *n = cond.as<LT>()) return proves(n->a, n->b, 1);
+  if (auto *n = cond.as<LE>()) return proves(n->a, n->b, 0);
+  if (auto *n = cond.as<GT>()) return proves(n->b, n->a, 1);
+  if (auto *n = cond.as<GE>()) return proves(n->b, n->a, 0);
+  return false;
+}
+
+} // namespace
+
+std::vector<Expr> predicateInAxes(const ScheduleState &s, const Block *block, const std::string &why) {
+  std::vector<Expr> parts, kept;
+  conjuncts(block->predicate, parts);
+  std::vector<Var> loopVars;
+  struct LoopVars : IRVisitor {
+    std::vector<Var> &out;
+    explicit LoopVars(std::vector<Var> &o) : out(o) {}
+    void visit(const For *op) override {
+      out.push_back(op->loopVar);
+      IRVisitor::visit(op);
+    }
+  } collect(loopVars);
+  collect.visitStmt(s.prim().body);
+  for (const Expr &part : parts) {
+    Expr c = part;
+#define TDSL_REWRITE_CMP(NAME)                                                                     \
+  if (auto *n = part.as<NAME>()) c = NAME::make(toAxis(block, n->a), toAxis(block, n->b), part->loc);
+    TDSL_FOR_EACH_CMP_NODE(TDSL_REWRITE_CMP)
+#undef TDSL_REWRITE_CMP
+    if (impliedByDomain(block, c)) continue;
+    for (const Var &v : loopVars)
+      if (uses(c, v))
+        throw ScheduleError("the 'where' condition '" + toString(part) + "' of block " + quoted(block->name) +
+                                " depends on loop '" + v.name() + "' in a way that is not a bound of its axes; " + why,
+                            block->loc, "block " + quoted(block->name) + " is here");
+    kept.push_back(c);
+  }
+  return kept;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Moving blocks
+// ---------------------------------------------------------------------------------------------
+
+Stmt makeLoopNest(const Block *block, const std::vector<Interval> &domains, const std::vector<Expr> &extra,
+                  const Domain &outer) {
+  TDSL_IR_CHECK(domains.size() == block->iterVars.size(), "one domain per iter var");
+  std::vector<IterVar> ivs = block->iterVars;
+  std::vector<std::pair<Var, Expr>> loops, bindings;
+  Domain inner = outer;
+  for (size_t k = 0; k < ivs.size(); ++k) {
+    TDSL_IR_CHECK(domains[k].bounded(), "the domain of a moved block is bounded");
+    Expr extent = domains[k].extent();
+    Expr value;
+    if (isConstInt(extent, 1)) {
+      value = canonical(domains[k].min);
+    } else {
+      Var ax = freshVar("ax" + std::to_string(loops.size()), block->loc);
+      loops.emplace_back(ax, extent);
+      inner.emplace_back(ax, Interval::ofRange(intImm(0), extent));
+      value = canonical(domains[k].min + VarRef::make(ax));
+    }
+    ivs[k].binding = value;
+    bindings.emplace_back(ivs[k].var, value);
+  }
+  Expr pred;
+  auto conj = [&](const Expr &c) { pred = pred.defined() ? logicalAnd(pred, c) : c; };
+  for (const Expr &c : extra) conj(simplify(substitute(c, bindings)));
+  for (size_t k = 0; k < ivs.size(); ++k) {
+    const Expr &value = ivs[k].binding;
+    if (!proveLE(intImm(0), value, inner)) conj(ge(value, intImm(0)));
+    if (!proveLE(value, canonical(ivs[k].extent - 1), inner)) conj(lt(value, ivs[k].extent));
+  }
+  Stmt body = Block::make(block->name, ivs, pred.defined() ? pred : boolImm(true), block->init, block->body,
+                          block->reads, block->writes, block->allocBuffers, block->loc);
+  for (size_t i = loops.size(); i-- > 0;)
+    body = For::make(loops[i].first, intImm(0), loops[i].second, ForKind::Serial, body, {}, block->loc);
+  return body;
+}
+
+const StmtNode *subtreeOf(const ScheduleState &s, const Block *block) {
+  std::vector<const StmtNode *> path = s.ancestors(block);
+  const StmtNode *cur = block;
+  for (size_t i = path.size(); i-- > 0;) {
+    const StmtNode *parent = path[i];
+    if (parent->kind == StmtKind::For) {
+      cur = parent;
+      continue;
+    }
+    if (auto *sq = Stmt(parent).as<SeqStmt>(); sq && sq->seq.size() == 1) {
+      cur = parent;
+      continue;
+    }
+    break;
+  }
+  return cur;
+}
+
+std::vector<Stmt> bodyItems(const For *loop) {
+  if (auto *sq = loop->body.as<SeqStmt>()) return sq->seq;
+  return {loop->body};
+}
+
+namespace {
+
+struct Mover : IRMutator {
+  const StmtNode *remove = nullptr;
+  const For *target = nullptr;
+  size_t position = 0;
+  Stmt insert;
+
+  Stmt visit(const SeqStmt *op) override {
+    if (op == remove) return SeqStmt::make({});
+    std::vector<Stmt> out;
+    bool changed = false;
+    for (const Stmt &item : op->seq) {
+      if (item.get() == remove) {
+        changed = true;
+        continue;
+      }
+      Stmt m = mutate(item);
+      changed |= !m.sameAs(item);
+      out.push_back(m);
+    }
+    return changed ? seq(std::move(out)) : Stmt(op);
+  }
+  Stmt visit(const For *op) override {
+    if (op == remove) return SeqStmt::make({});
+    if (op != target) return IRMutator::visit(op);
+    std::vector<Stmt> items = bodyItems(op);
+    items.insert(items.begin() + static_cast<std::ptrdiff_t>(std::min(position, items.size())), insert);
+    return For::make(op->loopVar, op->min, op->extent, op->forKind, seq(std::move(items)), op->threadTag, op->loc);
+  }
+  Stmt visit(const Block *op) override {
+    if (op == remove) return SeqStmt::make({});
+    return IRMutator::visit(op);
+  }
+};
+
+} // namespace
+
+void removeAndInsert(ScheduleState &s, const StmtNode *remove, const For *loop, size_t position, const Stmt &insert) {
+  Mover m;
+  m.remove = remove;
+  m.target = loop;
+  m.position = position;
+  m.insert = insert;
+  s.setBody(m.mutate(s.prim().body));
+}
+
+const BufferStore *singleStore(const Block *block) { return block->body.as<BufferStore>(); }
+
+namespace {
+
+struct DropBuffer : IRMutator {
+  Buffer buffer;
+  static std::vector<BufferRegion> without(const std::vector<BufferRegion> &regions, const Buffer &b, bool &changed) {
+    std::vector<BufferRegion> out;
+    for (const BufferRegion &r : regions) {
+      if (r.buffer == b) changed = true;
+      else out.push_back(r);
+    }
+    return out;
+  }
+  Stmt visit(const Block *op) override {
+    Stmt s = IRMutator::visit(op);
+    auto *n = s.as<Block>();
+    bool changed = false;
+    std::vector<BufferRegion> reads = without(n->reads, buffer, changed), writes = without(n->writes, buffer, changed);
+    std::vector<Buffer> allocs;
+    for (const Buffer &b : n->allocBuffers) {
+      if (b == buffer) changed = true;
+      else allocs.push_back(b);
+    }
+    if (!changed) return s;
+    return Block::make(n->name, n->iterVars, n->predicate, n->init, n->body, reads, writes, allocs, n->loc);
+  }
+};
+
+} // namespace
+
+void dropAllocation(ScheduleState &s, const Buffer &buffer) {
+  DropBuffer d;
+  d.buffer = buffer;
+  s.setBody(d.mutate(s.prim().body));
+  const PrimFunc &p = s.prim();
+  std::vector<Buffer> allocs;
+  for (const Buffer &b : p.allocBuffers)
+    if (!(b == buffer)) allocs.push_back(b);
+  if (allocs.size() != p.allocBuffers.size())
+    s.setFunc(PrimFunc::make(p.name, p.constVars, p.inputs, p.outputs, p.shapeVars, allocs, p.body, p.loc));
+}
+
+size_t programIndex(const ScheduleState &s, const Block *block) {
+  std::vector<const Block *> all = s.blocks();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i] == block) return i;
+  TDSL_IR_CHECK(false, "block not in the function");
+  return 0;
+}
+
+std::string quoted(const std::string &name) { return "'" + name + "'"; }
+
+// ---------------------------------------------------------------------------------------------
+// Checks shared by the primitives
+// ---------------------------------------------------------------------------------------------
+
+bool isWithin(const ScheduleState &s, const StmtNode *inner, const StmtNode *outer) {
+  if (inner == outer) return true;
+  for (const StmtNode *a : s.ancestors(inner))
+    if (a == outer) return true;
+  return false;
+}
+
+void checkLoopOutsideBlock(const ScheduleState &s, const Block *block, const For *loop) {
+  const std::string &l = loop->loopVar.name();
+  if (isWithin(s, block, loop))
+    throw ScheduleError("block " + quoted(block->name) + " is already under loop " + quoted(l), loop->loopVar->loc,
+                        "loop " + quoted(l) + " declared here");
+  if (isWithin(s, loop, block))
+    throw ScheduleError("loop " + quoted(l) + " is inside block " + quoted(block->name), loop->loopVar->loc,
+                        "loop " + quoted(l) + " declared here");
+}
+
+void checkOnlyWriter(const ScheduleState &s, const Block *block, const std::unordered_set<Buffer> &buffers) {
+  for (const Block *other : s.blocks()) {
+    if (isWithin(s, other, block)) continue;
+    std::unordered_set<Buffer> both = common(buffersWritten(Stmt(other)), buffers);
+    if (both.empty()) continue;
+    throw ScheduleError("buffer " + bufferNames(both) + " is written by block " + quoted(block->name) +
+                            " and by block " + quoted(other->name) + "; the block must be its only producer",
+                        other->loc, "block " + quoted(other->name) + " also writes it");
+  }
+}
+
+std::string bufferNames(const std::unordered_set<Buffer> &buffers) {
+  std::vector<std::string> names;
+  for (const Buffer &b : buffers) names.push_back(quoted(b.name()));
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const std::string &n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+std::unordered_set<Buffer> common(const std::unordered_set<Buffer> &a, const std::unordered_set<Buffer> &b) {
+  std::unordered_set<Buffer> out;
+  for (const Buffer &x : a)
+    if (b.count(x)) out.insert(x);
+  return out;
+}
+
+} // namespace tdsl::schedule

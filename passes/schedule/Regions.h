@@ -1,0 +1,161 @@
+// Regions.h — the analysis shared by compute_at, reverse_compute_at, compute_inline and
+// reverse_compute_inline (TVM's block and region analysis, in small): canonical affine forms of
+// index expressions, interval bounds over loop domains, the accesses of a block, the `where`
+// conditions a block can carry when it moves, and the surgery that moves or removes a block.
+#pragma once
+
+#include "passes/schedule/State.h"
+
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+namespace tdsl::schedule {
+
+// ---------------------------------------------------------------------------------------------
+// Affine forms
+// ---------------------------------------------------------------------------------------------
+
+/// `e` (an i64 expression) as a sum of terms with constant coefficients plus a constant,
+/// terms in order of first appearance: `4 * j_0 + (ax0 + 0)` → `j_0 * 4 + ax0`. Floor division
+/// and modulo by a constant c fold when every coefficient is a multiple of c:
+/// `(j_0 * 4 + 3) / 4` → `j_0`, `(j_0 * 4 + 3) % 4` → `3` (exact, floor semantics). Other
+/// expressions are kept as opaque terms. Never changes the value of `e`.
+ir::Expr canonical(const ir::Expr &e);
+
+/// Structural equality with variables and buffers compared by identity.
+bool equalExpr(const ir::Expr &a, const ir::Expr &b);
+
+/// The value of `a - b` when it is a constant.
+std::optional<int64_t> constDiff(const ir::Expr &a, const ir::Expr &b);
+
+// ---------------------------------------------------------------------------------------------
+// Intervals
+// ---------------------------------------------------------------------------------------------
+
+/// The inclusive integer interval [min, max]; an undefined bound is unbounded.
+struct Interval {
+  ir::Expr min, max;
+  bool bounded() const { return min.defined() && max.defined(); }
+  static Interval point(const ir::Expr &e) { return {e, e}; }
+  /// [min, min + extent - 1].
+  static Interval ofRange(const ir::Expr &min, const ir::Expr &extent);
+  /// max - min + 1 (canonical); undefined when unbounded.
+  ir::Expr extent() const;
+};
+
+/// Variables that range over an interval; every other variable is a fixed point.
+using Domain = std::vector<std::pair<ir::Var, Interval>>;
+
+/// Bounds of `e` for every value of the variables of `dom` (interval arithmetic; floor
+/// division and modulo by positive constants; unbounded where the analysis cannot tell).
+Interval bound(const ir::Expr &e, const Domain &dom);
+/// The smallest interval holding both (symbolic bounds that do not compare become min/max).
+Interval hull(const Interval &a, const Interval &b);
+/// Adds the loop's variable to `dom`, its bounds evaluated over `dom` as it is.
+void addLoop(Domain &dom, const ir::For *loop);
+/// Whether `a <= b` for every point of `dom`.
+bool proveLE(const ir::Expr &a, const ir::Expr &b, const Domain &dom);
+
+// ---------------------------------------------------------------------------------------------
+// Accesses
+// ---------------------------------------------------------------------------------------------
+
+/// A load or store of a block (`let` names substituted by their values).
+struct Access {
+  ir::Buffer buffer;
+  std::vector<ir::Expr> indices; ///< In terms of the block's iter vars.
+  bool write = false;
+};
+
+/// The loads and stores of `block`'s init and body, not those of blocks nested in it.
+std::vector<Access> accessesOf(const ir::Block *block);
+/// Buffers read / written anywhere in `s`, nested blocks included.
+std::unordered_set<ir::Buffer> buffersRead(const ir::Stmt &s);
+std::unordered_set<ir::Buffer> buffersWritten(const ir::Stmt &s);
+
+/// The region of `buffer` that `block` reads (or writes) when the loops of `dom` range and
+/// every other loop is fixed: `indices` with the block's bindings substituted, bounded over
+/// `dom`. An iter var without a binding ranges over its whole extent. nullopt when `block`
+/// has no such access.
+std::optional<std::vector<Interval>> accessRegion(const ir::Block *block, const ir::Buffer &buffer, bool write,
+                                                  const Domain &dom);
+
+/// The domain of the loops strictly between `outer` (or the root when null) and `node`.
+Domain loopsBetween(const ScheduleState &s, const ir::For *outer, const ir::StmtNode *node);
+/// The domain of `loop` and every loop around it.
+Domain loopsAroundAndAt(const ScheduleState &s, const ir::For *loop);
+
+/// The iter var `e` is, plus an offset free of iter vars: `vj + 1` → (vj, 1). nullopt when `e`
+/// is not of that form (or the iter var is not one of `block`'s).
+std::optional<std::pair<size_t, ir::Expr>> axisPlusOffset(const ir::Block *block, const ir::Expr &e);
+
+/// The index of the iter var that `e` is exactly, if any.
+std::optional<size_t> plainAxis(const ir::Block *block, const ir::Expr &e);
+
+// ---------------------------------------------------------------------------------------------
+// `where` conditions
+// ---------------------------------------------------------------------------------------------
+
+/// The conjuncts of `block`'s predicate rewritten in terms of its iter vars (a side equal to a
+/// binding becomes that iter var), leaving out the bounds the domain implies (`vj < 128` for
+/// an axis of extent 128, `vj >= 0`). Throws ScheduleError (its message ending with `why`) when
+/// a conjunct still depends on loop variables: it cannot move with the block.
+std::vector<ir::Expr> predicateInAxes(const ScheduleState &s, const ir::Block *block, const std::string &why);
+
+// ---------------------------------------------------------------------------------------------
+// Moving blocks
+// ---------------------------------------------------------------------------------------------
+
+/// `block` under fresh loops `ax0, ax1, …` over `domains` (one per iter var, in order; a
+/// domain of extent 1 gets no loop), each iter var bound to `min + axK`. The `where` condition
+/// is `extra` and, where `outer` (the loops around the new place) cannot prove it, that each
+/// iter var stays in [0, extent).
+ir::Stmt makeLoopNest(const ir::Block *block, const std::vector<Interval> &domains, const std::vector<ir::Expr> &extra,
+                      const Domain &outer);
+
+/// The statement `block` stands in, with the loops around it that hold nothing else: what
+/// disappears when the block moves away.
+const ir::StmtNode *subtreeOf(const ScheduleState &s, const ir::Block *block);
+
+/// The subtrees of `loop`'s body: the statements of its SeqStmt, or the body itself.
+std::vector<ir::Stmt> bodyItems(const ir::For *loop);
+
+/// Replaces the function body: `remove` (a statement, see subtreeOf) disappears, and when
+/// `loop` is given, `insert` becomes item `position` of its body.
+void removeAndInsert(ScheduleState &s, const ir::StmtNode *remove, const ir::For *loop, size_t position,
+                     const ir::Stmt &insert);
+
+/// The block's body when it is one store `BUF[…] = value;`, else nullptr.
+const ir::BufferStore *singleStore(const ir::Block *block);
+
+/// Removes `buffer` from the function's allocations (at the root or in a block), and the
+/// regions of blocks that mention it.
+void dropAllocation(ScheduleState &s, const ir::Buffer &buffer);
+
+/// The position of `block` in program order.
+size_t programIndex(const ScheduleState &s, const ir::Block *block);
+
+// ---------------------------------------------------------------------------------------------
+// Checks shared by the primitives
+// ---------------------------------------------------------------------------------------------
+
+/// Refuses when `loop` encloses `block` already, or lies inside it.
+void checkLoopOutsideBlock(const ScheduleState &s, const ir::Block *block, const ir::For *loop);
+/// Refuses when a block other than `block` (and the blocks nested in it) writes one of
+/// `buffers`: `block` must be their only producer (TVM's "dominant" block).
+void checkOnlyWriter(const ScheduleState &s, const ir::Block *block,
+                     const std::unordered_set<ir::Buffer> &buffers);
+/// Whether `inner` is `outer` or nested in it.
+bool isWithin(const ScheduleState &s, const ir::StmtNode *inner, const ir::StmtNode *outer);
+/// The names of `buffers`, sorted, for messages: 'A', 'B'.
+std::string bufferNames(const std::unordered_set<ir::Buffer> &buffers);
+/// The buffers in both sets.
+std::unordered_set<ir::Buffer> common(const std::unordered_set<ir::Buffer> &a,
+                                      const std::unordered_set<ir::Buffer> &b);
+
+/// `'name'` quoted for messages.
+std::string quoted(const std::string &name);
+
+} // namespace tdsl::schedule
