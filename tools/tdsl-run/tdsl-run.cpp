@@ -39,7 +39,9 @@ const char *kHelp = R"(usage: tdsl-run FILE.tdsl --func NAME [options]
   --seed N                 seed of the random values of inputs not given (default 0)
   -I DIR                   import search path (the standard library is always found)
   --stdlib DIR             standard library folder
-  --bench, --check         time the compiled function / compare it with the interpreter
+  --bench                  time the compiled function (needs the JIT)
+  --check                  compare with the unscheduled function run by the interpreter
+  --no-schedule            ignore all schedules
   -h, --help               print this help and exit
 
 Inputs not given get seeded random values: uniform in [-1, 1) for floats, integers in
@@ -50,7 +52,7 @@ Exit status: 0 success, 1 error, 2 bad command line.
 struct RunOptions {
   std::string file;
   std::string func;
-  bool interpret = false, bench = false, check = false;
+  bool interpret = false, bench = false, check = false, noSchedule = false;
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
   std::vector<std::string> libraries;
   interp::ConstMap defines;
@@ -106,7 +108,7 @@ bool splitAssignment(const std::string &text, std::pair<std::string, std::string
 std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   auto many = [] { return po::value<std::vector<std::string>>(); };
   po::options_description desc;
-  desc.add_options()("help,h", "")("func", many(), "")("interpret", "")("bench", "")(
+  desc.add_options()("help,h", "")("func", many(), "")("interpret", "")("no-schedule", "")("bench", "")(
       "check", "")("input", many(), "")("output", many(), "")("load", many(), "")(
       "define,D", many(), "")("seed", many(), "")("include,I", many(), "")("stdlib", many(), "")(
       "file", many(), "");
@@ -145,6 +147,7 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   opts.interpret = vm.count("interpret") != 0;
   opts.bench = vm.count("bench") != 0;
   opts.check = vm.count("check") != 0;
+  opts.noSchedule = vm.count("no-schedule") != 0;
   for (const char *option : {"input", "output"}) {
     for (const std::string &text : all(option)) {
       std::pair<std::string, std::string> assignment;
@@ -177,16 +180,16 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   if (!opts.interpret)
     return usageError("the JIT is not available yet: this build runs functions only with the "
                       "reference interpreter (add --interpret)");
-  if (opts.bench || opts.check)
-    return usageError(std::string(opts.bench ? "--bench" : "--check") +
-                      " needs the JIT, which is not available yet");
+  if (opts.bench)
+    return usageError("--bench needs the JIT, which is not available yet");
   return std::nullopt;
 }
 
 /// Loads and checks the module and applies its schedules, as tdslc --emit=ir does
 /// (diagnostics on stderr).
-std::optional<ir::Module> loadModule(const RunOptions &opts) {
+std::optional<ir::Module> loadModule(const RunOptions &opts, bool noSchedule = false) {
   DriverOptions dopts;
+  dopts.noSchedule = noSchedule || opts.noSchedule;
   dopts.input = opts.file;
   dopts.includeDirs = opts.includeDirs;
   dopts.stdlibDir = opts.stdlibDir;
@@ -377,8 +380,54 @@ int run(const RunOptions &opts) {
       return runError("'" + opts.func + "' has no output named '" + name + "'");
   }
 
+  // --check: the unscheduled function, run by the interpreter on the same inputs, is the
+  // reference.
+  ArgMap reference;
+  if (opts.check) {
+    std::optional<ir::Module> plain = loadModule(opts, /*noSchedule=*/true);
+    if (!plain)
+      return 1;
+    reference = args;
+    interp::Interpreter refInterp(*plain);
+    for (const std::string &lib : opts.libraries)
+      if (!refInterp.loadLibrary(lib, error))
+        return runError(error);
+    if (!refInterp.run(plain->lookup(opts.func), reference, opts.defines, error))
+      return runError("the unscheduled function fails: " + error);
+  }
+
   if (!interpreter.run(func, args, opts.defines, error))
     return runError(error);
+
+  if (opts.check) {
+    // Floats may differ by reassociation (rfactor, reordered reductions); the rest is exact.
+    double maxDiff = 0;
+    for (const ParamInfo &param : *params) {
+      if (!param.isOutput)
+        continue;
+      const Tensor &got = std::get<Tensor>(args.at(param.name));
+      const Tensor &want = std::get<Tensor>(reference.at(param.name));
+      for (int64_t i = 0; i < got.numElements(); ++i) {
+        Scalar g = got.load(i), w = want.load(i);
+        bool same;
+        if (param.dtype.isFloat()) {
+          double d = std::fabs(g.f - w.f);
+          same = (std::isnan(g.f) && std::isnan(w.f)) || g.f == w.f || d <= 1e-5 + 1e-4 * std::fabs(w.f);
+          if (!std::isnan(d)) maxDiff = std::max(maxDiff, d);
+        } else {
+          same = g.i == w.i;
+        }
+        if (!same) {
+          std::cout << "check: MISMATCH in output '" << param.name << "' at element " << i << ": "
+                    << formatNumber(g.toDouble()) << " scheduled, " << formatNumber(w.toDouble())
+                    << " unscheduled\n";
+          return 1;
+        }
+      }
+    }
+    std::cout << "check: OK: '" << opts.func << "' matches the unscheduled function (max abs diff "
+              << formatNumber(maxDiff) << ")\n";
+  }
 
   for (const ParamInfo &param : *params) {
     if (!param.isOutput)
