@@ -1,0 +1,327 @@
+// tdsl-schedule-fuzz — applies random sequences of schedule primitives to a set of programs and
+// checks, with the reference interpreter, that every sequence the primitives accept computes
+// what the unscheduled function computes (spec §7: a schedule never changes results).
+//
+//   tdsl-schedule-fuzz [--seed S] [--cases N] [--steps K] [--seconds T] FILE.tdsl …
+//
+// Each case picks a program and a function, then tries K random primitives with random
+// arguments drawn from the current IR; refused ones are skipped (they must be refused with a
+// ScheduleError, never crash). The scheduled function must also survive the round trip
+// (print, re-parse, print). Floats compare with a relative tolerance of 1e-4 (rfactor and
+// decomposed reductions may reassociate sums); integers and bools compare exactly.
+#include "backends/interp/Interpreter.h"
+#include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
+#include "passes/schedule/Primitives.h"
+#include "tools/driver/Driver.h"
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <random>
+#include <set>
+#include <sstream>
+
+using namespace tdsl;
+using namespace tdsl::ir;
+
+namespace {
+
+struct Program {
+  std::string path;
+  Module module;
+};
+
+std::optional<Module> load(const std::string &path, const std::string *text, std::ostream &err) {
+  DriverOptions opts;
+  opts.input = path;
+  opts.emit = EmitKind::IR;
+  opts.stdlibDir = defaultStdlibDir();
+  opts.noSchedule = true;
+  Compilation c(opts, err);
+  if (!c.parse(text)) return std::nullopt;
+  return c.buildIR();
+}
+
+std::vector<const For *> allLoops(const Stmt &s) {
+  struct V : IRVisitor {
+    std::vector<const For *> loops;
+    void visit(const For *op) override {
+      loops.push_back(op);
+      IRVisitor::visit(op);
+    }
+  } v;
+  v.visitStmt(s);
+  return v.loops;
+}
+
+/// Buffers a block reads (`reads`) or writes.
+std::vector<Buffer> accessed(const Block *b, bool writes) {
+  struct V : IRVisitor {
+    bool writes;
+    std::vector<Buffer> out;
+    void add(const Buffer &x) {
+      for (const Buffer &y : out)
+        if (y == x) return;
+      out.push_back(x);
+    }
+    void visit(const BufferLoad *op) override {
+      if (!writes) add(op->buffer);
+      IRVisitor::visit(op);
+    }
+    void visit(const BufferStore *op) override {
+      if (writes) add(op->buffer);
+      IRVisitor::visit(op);
+    }
+  } v;
+  v.writes = writes;
+  v.visitStmt(b->body);
+  v.visitStmt(b->init);
+  return v.out;
+}
+
+class Fuzzer {
+public:
+  explicit Fuzzer(uint64_t seed) : rng_(seed) {}
+
+  template <typename T> const T &pick(const std::vector<T> &v) { return v[rng_() % v.size()]; }
+  int64_t range(int64_t lo, int64_t hi) { return lo + int64_t(rng_() % uint64_t(hi - lo + 1)); }
+
+  /// One random primitive on `s`; returns a description, or "" if nothing applicable.
+  std::string step(schedule::ScheduleState &s) {
+    std::vector<const For *> loops = allLoops(s.prim().body);
+    std::vector<const Block *> blocks = s.blocks();
+    if (blocks.empty()) return "";
+    static const std::vector<std::string> prims = {
+        "split", "split", "fuse", "reorder", "tile", "parallel", "vectorize", "unroll", "compute_at",
+        "reverse_compute_at", "compute_inline", "reverse_compute_inline", "decompose_reduction",
+        "cache_read", "cache_write", "rfactor", "set_scope"};
+    std::string p = pick(prims);
+    const Block *b = pick(blocks);
+    std::string bn = b->name;
+    std::vector<Var> above;
+    for (const For *f : s.loopsAbove(b)) above.push_back(f->loopVar);
+    if (p == "split" && !loops.empty()) {
+      const For *l = pick(loops);
+      int64_t f = range(2, 5);
+      bool inferOuter = rng_() % 2;
+      schedule::split(s, l->loopVar, inferOuter ? std::vector<std::optional<int64_t>>{std::nullopt, f}
+                                                 : std::vector<std::optional<int64_t>>{f, std::nullopt});
+      return "split(" + l->loopVar.name() + ", " + std::to_string(f) + ")";
+    }
+    if (p == "fuse" && above.size() >= 2) {
+      size_t i = rng_() % (above.size() - 1);
+      schedule::fuse(s, {above[i], above[i + 1]});
+      return "fuse(" + above[i].name() + ", " + above[i + 1].name() + ")";
+    }
+    if (p == "reorder" && above.size() >= 2) {
+      std::vector<Var> order = above;
+      std::shuffle(order.begin(), order.end(), rng_);
+      order.resize(std::min<size_t>(order.size(), 2 + rng_() % 2));
+      schedule::reorder(s, order);
+      return "reorder(" + order[0].name() + ", …)";
+    }
+    if (p == "tile" && above.size() >= 2) {
+      size_t i = rng_() % (above.size() - 1);
+      schedule::tile(s, above[i], above[i + 1], range(2, 4), range(2, 4));
+      return "tile(" + above[i].name() + ", " + above[i + 1].name() + ")";
+    }
+    if ((p == "parallel" || p == "vectorize" || p == "unroll") && !loops.empty()) {
+      const For *l = pick(loops);
+      if (p == "parallel") schedule::parallel(s, l->loopVar);
+      else if (p == "vectorize") schedule::vectorize(s, l->loopVar);
+      else schedule::unroll(s, l->loopVar);
+      return p + "(" + l->loopVar.name() + ")";
+    }
+    if ((p == "compute_at" || p == "reverse_compute_at") && !loops.empty()) {
+      const For *l = pick(loops);
+      if (p == "compute_at") schedule::computeAt(s, bn, l->loopVar);
+      else schedule::reverseComputeAt(s, bn, l->loopVar);
+      return p + "(" + bn + ", " + l->loopVar.name() + ")";
+    }
+    if (p == "compute_inline") {
+      schedule::computeInline(s, bn);
+      return p + "(" + bn + ")";
+    }
+    if (p == "reverse_compute_inline") {
+      schedule::reverseComputeInline(s, bn);
+      return p + "(" + bn + ")";
+    }
+    if (p == "decompose_reduction" && !above.empty()) {
+      Var l = pick(above);
+      schedule::decomposeReduction(s, bn, l);
+      return p + "(" + bn + ", " + l.name() + ")";
+    }
+    if (p == "cache_read" || p == "cache_write" || p == "set_scope") {
+      std::vector<Buffer> bufs = accessed(b, p != "cache_read");
+      if (bufs.empty()) return "";
+      Buffer buf = pick(bufs);
+      if (p == "cache_read") schedule::cacheRead(s, bn, buf, MemScope::Local);
+      else if (p == "cache_write") schedule::cacheWrite(s, bn, buf, MemScope::Local);
+      else schedule::setScope(s, bn, buf, MemScope::Local);
+      return p + "(" + bn + ", " + buf.name() + ")";
+    }
+    if (p == "rfactor" && !loops.empty()) {
+      const For *l = pick(loops);
+      schedule::rfactor(s, l->loopVar, 0);
+      return p + "(" + l->loopVar.name() + ", 0)";
+    }
+    return "";
+  }
+
+  std::mt19937_64 &rng() { return rng_; }
+
+private:
+  std::mt19937_64 rng_;
+};
+
+interp::ArgMap randomInputs(interp::Interpreter &in, const Func &f, std::mt19937_64 &rng, std::string &error) {
+  interp::ArgMap args;
+  std::optional<std::vector<interp::ParamInfo>> params = in.describe(f, args, {}, error);
+  if (!params) return {};
+  for (const interp::ParamInfo &p : *params) {
+    if (p.isOutput) continue;
+    if (!p.isTensor) {
+      args[p.name] = p.dtype.isFloat() ? runtime::Scalar::ofFloat(p.dtype, 0.5) : runtime::Scalar::ofInt(p.dtype, 3);
+      continue;
+    }
+    if (!p.shape) {
+      error = "input '" + p.name + "' has a symbolic shape";
+      return {};
+    }
+    runtime::Tensor t(p.dtype, *p.shape);
+    std::uniform_real_distribution<double> uf(-1, 1);
+    for (int64_t i = 0; i < t.numElements(); ++i) {
+      if (p.dtype.isFloat()) t.store(i, runtime::Scalar::ofFloat(p.dtype, runtime::roundToFloat(p.dtype, uf(rng))));
+      else if (p.dtype.isBool()) t.store(i, runtime::Scalar::ofBool(rng() % 2));
+      else t.store(i, runtime::Scalar::ofInt(p.dtype, int64_t(rng() % 17) - 8));
+    }
+    args[p.name] = t;
+  }
+  return args;
+}
+
+/// Empty when the outputs agree.
+std::string compare(const interp::ArgMap &a, const interp::ArgMap &b, const Func &f) {
+  for (const Buffer &out : f.as<PrimFunc>()->outputs) {
+    const auto &x = std::get<runtime::Tensor>(a.at(out.name()));
+    const auto &y = std::get<runtime::Tensor>(b.at(out.name()));
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+      runtime::Scalar p = x.load(i), q = y.load(i);
+      bool same = out.dtype().isFloat()
+                      ? (std::isnan(p.f) && std::isnan(q.f)) ||
+                            std::fabs(p.f - q.f) <= 1e-4 * std::max(1.0, std::max(std::fabs(p.f), std::fabs(q.f)))
+                      : p.i == q.i;
+      if (!same) {
+        std::ostringstream os;
+        os << "output '" << out.name() << "' differs at element " << i << ": " << p.toDouble() << " vs "
+           << q.toDouble();
+        return os.str();
+      }
+    }
+  }
+  return {};
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  uint64_t seed = 1;
+  int cases = 1000, steps = 4;
+  double seconds = 1e9;
+  std::vector<std::string> files;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "tdsl-schedule-fuzz: error: " << a << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--seed") seed = std::stoull(next());
+    else if (a == "--cases") cases = std::stoi(next());
+    else if (a == "--steps") steps = std::stoi(next());
+    else if (a == "--seconds") seconds = std::stod(next());
+    else files.push_back(a);
+  }
+  std::vector<Program> programs;
+  for (const std::string &f : files) {
+    std::optional<Module> m = load(f, nullptr, std::cerr);
+    if (!m) {
+      std::cerr << "tdsl-schedule-fuzz: error: '" << f << "' does not compile\n";
+      return 2;
+    }
+    programs.push_back({f, *m});
+  }
+  if (programs.empty()) {
+    std::cerr << "tdsl-schedule-fuzz: error: no programs\n";
+    return 2;
+  }
+  Fuzzer fz(seed);
+  auto start = std::chrono::steady_clock::now();
+  int ran = 0, failures = 0, applied = 0, refused = 0;
+  for (int c = 0; c < cases; ++c) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > seconds) break;
+    Program &prog = programs[fz.rng()() % programs.size()];
+    std::vector<Func> funcs;
+    for (const Func &f : prog.module.functions())
+      if (f.as<PrimFunc>() && f.name().find('.') == std::string::npos) funcs.push_back(f);
+    if (funcs.empty()) continue;
+    Func original = funcs[fz.rng()() % funcs.size()];
+    schedule::ScheduleState state(original, "cpu");
+    std::vector<std::string> trace;
+    for (int k = 0; k < steps; ++k) {
+      try {
+        std::string d = fz.step(state);
+        if (!d.empty()) {
+          trace.push_back(d);
+          ++applied;
+        }
+      } catch (const schedule::ScheduleError &) {
+        ++refused;
+      }
+    }
+    ++ran;
+    auto fail = [&](const std::string &what) {
+      ++failures;
+      std::cout << "FAIL case " << c << " (" << prog.path << ", func " << original.name() << "): " << what
+                << "\n  schedule:";
+      for (const std::string &t : trace) std::cout << " " << t << ";";
+      std::cout << "\n--- scheduled IR\n" << toString(state.func()) << "\n";
+    };
+    // Round trip of the scheduled function.
+    Module m2 = prog.module;
+    m2.replace(state.func());
+    std::ostringstream text, errs;
+    printOwnItems(m2, text);
+    std::string printed = text.str();
+    std::optional<Module> again = load(prog.path, &printed, errs);
+    if (!again) {
+      fail("the scheduled IR does not compile again:\n" + errs.str());
+      continue;
+    }
+    // Numerical comparison.
+    interp::Interpreter in1(prog.module), in2(m2);
+    std::string error;
+    interp::ArgMap inputs = randomInputs(in1, original, fz.rng(), error);
+    if (!error.empty()) {
+      fail("cannot make inputs: " + error);
+      continue;
+    }
+    interp::ArgMap a = inputs, b = inputs;
+    if (!in1.run(original, a, {}, error)) {
+      fail("the unscheduled function fails: " + error);
+      continue;
+    }
+    if (!in2.run(state.func(), b, {}, error)) {
+      fail("the scheduled function fails: " + error);
+      continue;
+    }
+    if (std::string d = compare(a, b, original); !d.empty()) fail(d);
+  }
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "schedule-fuzz: " << ran << " cases, " << applied << " primitives applied, " << refused
+            << " refused, " << failures << " mismatches (seed " << seed << ", " << int(took * 1000) << " ms)\n";
+  return failures ? 1 : 0;
+}
