@@ -320,6 +320,15 @@ private:
       refine(i->condition, true, e);
       body(i->thenCase, t);
       body(i->elseCase, e);
+    } else if (auto *f = s.as<For>()) {
+      body(f->body, env);
+    } else if (auto *inner = s.as<Block>()) {
+      // A block nested in a block (blockize): checked on its own, in program order.
+      auto saved = blockWrites_;
+      auto names = sourceNames_;
+      block(*inner);
+      blockWrites_ = saved;
+      sourceNames_ = names;
     }
   }
 

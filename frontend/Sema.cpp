@@ -590,8 +590,14 @@ public:
 
 private:
   std::vector<Stmt> items(const std::vector<ast::StmtPtr> &list, bool inLoop) {
+    std::vector<const ast::Stmt *> ptrs;
+    for (const ast::StmtPtr &s : list) ptrs.push_back(s.get());
+    return items(ptrs, inLoop);
+  }
+
+  std::vector<Stmt> items(const std::vector<const ast::Stmt *> &list, bool inLoop) {
     std::vector<Stmt> out;
-    for (const ast::StmtPtr &s : list) {
+    for (const ast::Stmt *s : list) {
       switch (s->kind) {
       case ast::StmtKind::Alloc: {
         auto &a = static_cast<const ast::AllocStmt &>(*s);
@@ -643,7 +649,8 @@ private:
 
   Expr loopExpr(const ast::Expr &e) {
     ExprChecker ec{scopes_, diags_};
-    ec.axesVisible = false;
+    // Inside a block (the form blockize produces), loops and bindings see its axes.
+    ec.axesVisible = blockDepth_ > 0;
     Expr r = ec.check(e, DType::i64());
     if (r.defined() && r.dtype() != DType::i64()) {
       diags_.error(e.range, "loop bounds must be i64, got " + r.dtype().name());
@@ -729,7 +736,7 @@ private:
     Expr predicate;
     if (b.where) {
       ExprChecker ec{scopes_, diags_};
-      ec.axesVisible = false;
+      ec.axesVisible = blockDepth_ > 0;
       predicate = ec.check(*b.where, DType::boolean());
       if (predicate.defined() && !predicate.dtype().isBool()) {
         diags_.error(b.where->range, "'where' condition must be bool, got " + predicate.dtype().name());
@@ -771,7 +778,7 @@ private:
     bool hasReduce = false;
     for (const ast::Axis &a : b.axes) hasReduce |= a.kind == ast::AxisKind::Reduce;
     const ast::InitStmt *init = nullptr;
-    std::vector<const ast::Stmt *> stmts;
+    std::vector<const ast::Stmt *> stmts, nested;
     for (const ast::StmtPtr &s : b.body) {
       if (auto *i = s->as<ast::InitStmt>()) {
         if (init) {
@@ -786,11 +793,29 @@ private:
         if (Buffer buf = alloc(*a); buf.defined()) out.allocs.push_back(buf);
         else out.ok = false;
       } else if (s->kind == ast::StmtKind::For || s->kind == ast::StmtKind::Block) {
-        diags_.error(s->range, "loops and blocks nested inside a block body are not supported yet");
-        out.ok = false;
+        nested.push_back(s.get());
       } else {
         stmts.push_back(s.get());
       }
+    }
+    // A block whose body is loops and blocks (what blockize makes): the inner blocks compute,
+    // the outer one only groups them.
+    if (!nested.empty()) {
+      if (!stmts.empty()) {
+        diags_.error(stmts.front()->range, "block '" + b.name.name +
+                                               "' holds nested loops or blocks, so its body cannot also hold statements");
+        out.ok = false;
+      }
+      if (init) {
+        diags_.error(init->range, "block '" + b.name.name + "' holds nested blocks; put init in the inner block");
+        out.ok = false;
+      }
+      ++blockDepth_;
+      bool failedBefore = failed_;
+      out.body = seq(items(nested, /*inLoop=*/true));
+      out.ok &= failed_ == failedBefore;
+      --blockDepth_;
+      return out;
     }
     // Init runs first; its statements get a scope of their own. The body's statements share
     // the scope of the axes, so a `let` may not redeclare an axis.
@@ -978,6 +1003,7 @@ private:
   std::vector<Buffer> rootAllocs_;
   std::map<std::string, SourceRange> blockNames_; // a separate name space from buffers
   int loopDepth_ = 0;
+  int blockDepth_ = 0; // blocks enclosing the statement being checked
   bool failed_ = false;
 };
 
