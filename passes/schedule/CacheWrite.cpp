@@ -1,11 +1,100 @@
-// CacheWrite.cpp — cache_write(block, buffer, scope): write through a cache copied back after.
-// STUB: not implemented yet (being written); refuses every call.
+// CacheWrite.cpp — cache_write(block, buffer, scope): `block` writes a cache, copied back after.
 #include "passes/schedule/Primitives.h"
+
+#include "ir/IRMutator.h"
+#include "passes/schedule/BufferUtils.h"
 
 namespace tdsl::schedule {
 
-std::string cacheWrite(ScheduleState &, const std::string &, const ir::Buffer &, ir::MemScope) {
-  throw ScheduleError("'cache_write' is not implemented yet");
+using namespace ir;
+
+/// cache_write(B, B, "local") (TVM's cache_write): a new buffer B_local in the scope that
+/// block B writes (and reads, for a reduction) instead of B, and a block B_local copying the
+/// region B wrote back into B. The copy goes where TVM's CacheLocDetector puts it: in the
+/// innermost sequence holding both B and its first consumer, just before the statement holding
+/// the consumer; at the end of the function when no block reads B after it.
+///
+///   for i in 0..128 { for j in 0..128 {
+///     block B(vi: spatial 128 = i, vj: spatial 128 = j) { B[vi, vj] = A[vi, vj] * 2.0; } } }
+///   for i in 0..128 { … block C(…) { C[vi, vj] = B[vi, vj] + 1.0; } … }
+/// becomes
+///   alloc B_local: f32[128, 128] scope(local);
+///   for i in 0..128 { for j in 0..128 {
+///     block B(vi: spatial 128 = i, vj: spatial 128 = j) { B_local[vi, vj] = A[vi, vj] * 2.0; } } }
+///   for ax0 in 0..128 { for ax1 in 0..128 {
+///     block B_local(v0: spatial 128 = ax0, v1: spatial 128 = ax1) { B[v0, v1] = B_local[v0, v1]; } } }
+///   for i in 0..128 { … block C(…) { C[vi, vj] = B[vi, vj] + 1.0; } … }
+///
+/// Refused when B does not write the buffer, or another block writes it too (the copy back
+/// would overwrite or miss that block's values).
+std::string cacheWrite(ScheduleState &s, const std::string &blockName, const Buffer &buffer, MemScope scope) {
+  // Step 1: check.
+  const Block *block = s.block(blockName);
+  requireWrites(block, buffer);
+  for (const Block *other : writersOf(s, buffer))
+    if (other != block)
+      throw ScheduleError("'" + buffer.name() + "' is written by more than one block: '" + blockName + "' and '" +
+                              other->name + "'",
+                          other->loc, "block '" + other->name + "' also writes '" + buffer.name() + "'");
+
+  // Step 2: where the copy back goes, and what it copies.
+  const Block *consumer = nullptr;
+  bool after = false;
+  for (const Block *b : s.blocks()) {
+    if (b == block) {
+      after = true;
+      continue;
+    }
+    if (after && blockReads(b, buffer)) {
+      consumer = b;
+      break;
+    }
+  }
+  std::vector<const For *> above = s.loopsAbove(block);
+  std::vector<const For *> outer, inner;
+  const StmtNode *anchor;
+  if (consumer) {
+    StagePoint at = stageBetween(s, block, consumer);
+    anchor = at.anchor;
+    outer = at.outer;
+    inner.assign(above.begin() + static_cast<long>(outer.size()), above.end());
+  } else {
+    const Stmt &root = s.prim().body;
+    const auto *rootSeq = root.as<SeqStmt>();
+    anchor = rootSeq && !rootSeq->seq.empty() ? rootSeq->seq.back().get() : root.get();
+    inner = above;
+  }
+  std::vector<std::vector<Expr>> writes;
+  for (const BufferAccess &a : accessesOf(block, buffer)) {
+    if (!a.write) continue;
+    std::vector<Expr> idx;
+    for (const Expr &e : a.indices) idx.push_back(bindAxes(block, e));
+    writes.push_back(idx);
+  }
+  Region region = relaxRegion(s, buffer, writes, inner, outer);
+
+  // Step 3: rewrite — the cache, the block using it, the copy back.
+  BufferSpec spec(buffer);
+  spec.name = freshBufferName(s, buffer.name() + "_" + scopeName(scope));
+  spec.role = BufferRole::Alloc;
+  spec.scope = scope;
+  spec.align.clear();
+  Buffer cache = spec.make();
+  std::string copyName = freshBlockName(s, spec.name);
+  Stmt copy = copyNest(copyName, cache, buffer, region, block->loc);
+  struct UseCache : IRMutator {
+    const Buffer &from, &to;
+    UseCache(const Buffer &f, const Buffer &t) : from(f), to(t) {}
+    Buffer mutateBuffer(const Buffer &b) override { return b == from ? to : b; }
+  } rewrite(buffer, cache);
+  Stmt newBlock = rewrite.mutate(Stmt(block));
+
+  // Step 4: replace.
+  if (consumer) insertBefore(s, anchor, copy);
+  else insertAfter(s, anchor, copy);
+  s.replace(block, newBlock);
+  addRootAlloc(s, cache);
+  return copyName;
 }
 
 } // namespace tdsl::schedule

@@ -1,11 +1,147 @@
-// DecomposeReduction.cpp — decompose_reduction(block, loop): init into its own block above loop.
-// STUB: not implemented yet (being written); refuses every call.
+// DecomposeReduction.cpp — decompose_reduction(block, loop): a block's init becomes its own
+// block, placed just before `loop`.
 #include "passes/schedule/Primitives.h"
+
+#include "ir/IRVisitor.h"
+#include "passes/Simplify.h"
+#include "passes/schedule/BufferUtils.h"
+
+#include <algorithm>
 
 namespace tdsl::schedule {
 
-std::string decomposeReduction(ScheduleState &, const std::string &, const ir::Var &) {
-  throw ScheduleError("'decompose_reduction' is not implemented yet");
+using namespace ir;
+
+namespace {
+
+void conjuncts(const Expr &e, std::vector<Expr> &out) {
+  if (const auto *a = e.as<And>()) {
+    conjuncts(a->a, out);
+    conjuncts(a->b, out);
+    return;
+  }
+  out.push_back(e);
+}
+
+} // namespace
+
+/// decompose_reduction(Y, k) (TVM's decompose_reduction): Y loses its init; a block Y_init
+/// with Y's spatial axes runs the init, just before loop k, inside the loops above k. The loops
+/// from k down to Y that the spatial axes use are copied above Y_init (`<loop>_init`, same range
+/// and kind); the other loops at or below k are dropped, and so are the conjuncts of Y's `where`
+/// that use them.
+///
+///   for i in 0..128 { for j_0 in 0..32 { for k in 0..128 { for j_1 in 0..4 {
+///     block Y(vi: spatial 128 = i, vj: spatial 128 = j_0 * 4 + j_1, vk: reduce 128 = k) {
+///       init { Y[vi, vj] = 0.0; }
+///       Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]; } } } } }
+/// becomes
+///   for i in 0..128 { for j_0 in 0..32 {
+///     for j_1_init in 0..4 {
+///       block Y_init(vi: spatial 128 = i, vj: spatial 128 = j_0 * 4 + j_1_init) { Y[vi, vj] = 0.0; } }
+///     for k in 0..128 { for j_1 in 0..4 {
+///       block Y(vi: spatial 128 = i, vj: spatial 128 = j_0 * 4 + j_1, vk: reduce 128 = k) {
+///         Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]; } } } } }
+///
+/// Refused when Y has no init, when k does not enclose Y, when a loop above k is bound to a
+/// reduce axis of Y (the init would then run in the middle of the reduction), and when a loop
+/// from k down is bound to no axis of Y (as compute_at makes when it recomputes a reduction:
+/// every iteration of that loop needs the init again).
+std::string decomposeReduction(ScheduleState &s, const std::string &blockName, const Var &loopVar) {
+  // Step 1: check.
+  const Block *block = s.block(blockName);
+  const For *loop = s.loop(loopVar);
+  if (!block->init.defined())
+    throw ScheduleError("block '" + blockName + "' has no init to decompose", block->loc,
+                        "block '" + blockName + "' is here");
+  for (const IterVar &iv : block->iterVars) {
+    bool used = false;
+    struct U : IRVisitor {
+      const Var &v;
+      bool &used;
+      U(const Var &x, bool &u) : v(x), used(u) {}
+      void visit(const VarRef *op) override { used |= op->var == v; }
+    } u(iv.var, used);
+    u.visitStmt(block->init);
+    if (iv.kind == IterKind::Reduce && used)
+      throw ScheduleError("the init of block '" + blockName + "' uses reduce axis '" + iv.var.name() +
+                              "', which the init block would not have",
+                          block->loc, "block '" + blockName + "' is here");
+  }
+  std::vector<const For *> loops = s.loopsAbove(block);
+  auto at = std::find(loops.begin(), loops.end(), loop);
+  if (at == loops.end())
+    throw ScheduleError("loop '" + loopVar.name() + "' does not enclose block '" + blockName + "'", loopVar->loc,
+                        "loop declared here");
+  for (auto it = loops.begin(); it != at; ++it)
+    for (const IterVar &iv : block->iterVars)
+      if (iv.kind == IterKind::Reduce && iv.binding.defined() && uses(iv.binding, (*it)->loopVar))
+        throw ScheduleError("loop '" + (*it)->loopVar.name() + "', above '" + loopVar.name() +
+                                "', is bound to reduce axis '" + iv.var.name() + "' of block '" + blockName +
+                                "'; the init must be placed above every reduce loop",
+                            (*it)->loopVar->loc, "loop declared here");
+
+  for (auto it = at; it != loops.end(); ++it) {
+    bool bound = false;
+    for (const IterVar &iv : block->iterVars) bound |= iv.binding.defined() && uses(iv.binding, (*it)->loopVar);
+    if (!bound)
+      throw ScheduleError("loop '" + (*it)->loopVar.name() + "' is bound to no axis of block '" + blockName +
+                              "': each of its iterations redoes the reduction, which needs the init every time",
+                          (*it)->loopVar->loc, "loop declared here");
+  }
+
+  // Step 2: the init block — the spatial axes, copied, with the same bindings.
+  std::vector<IterVar> iters;
+  std::vector<std::pair<Var, Expr>> axisMap;
+  for (const IterVar &iv : block->iterVars) {
+    if (iv.kind != IterKind::Spatial) continue;
+    Var copy(iv.var.name(), iv.var.dtype(), iv.var->loc);
+    iters.push_back(IterVar{copy, IterKind::Spatial, iv.extent, iv.binding, iv.loc});
+    axisMap.emplace_back(iv.var, VarRef::make(copy));
+  }
+  Stmt initBody = substitute(block->init, axisMap);
+
+  // Step 3: the loops from `loop` down that the spatial bindings use are copied; the others
+  // are dropped, with the conjuncts of the predicate that use them.
+  std::vector<const For *> chosen; // innermost first
+  std::vector<Var> dropped;
+  for (auto it = loops.end(); it != at;) {
+    --it;
+    bool used = false;
+    for (const IterVar &iv : iters) used |= iv.binding.defined() && uses(iv.binding, (*it)->loopVar);
+    if (used) chosen.push_back(*it);
+    else dropped.push_back((*it)->loopVar);
+  }
+  std::vector<Expr> parts;
+  conjuncts(block->predicate, parts);
+  Expr predicate = boolImm(true);
+  for (const Expr &c : parts) {
+    bool keep = true;
+    for (const Var &v : dropped) keep &= !uses(c, v);
+    if (keep) predicate = simplify(logicalAnd(predicate, c));
+  }
+  std::vector<std::pair<Var, Expr>> loopMap;
+  std::vector<Var> newVars;
+  for (const For *f : chosen) {
+    newVars.push_back(freshVar(f->loopVar.name() + "_init", f->loopVar->loc));
+    loopMap.emplace_back(f->loopVar, VarRef::make(newVars.back()));
+  }
+  for (IterVar &iv : iters) iv.binding = substitute(iv.binding, loopMap);
+  predicate = substitute(predicate, loopMap);
+  std::string initName = freshBlockName(s, blockName + "_init");
+  Stmt nest = Block::make(initName, iters, predicate, Stmt(), initBody, {}, {}, {}, block->loc);
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    const For *f = chosen[i];
+    nest = For::make(newVars[i], substitute(f->min, loopMap), substitute(f->extent, loopMap), f->forKind, nest,
+                     f->threadTag, f->loc);
+  }
+
+  // Step 4: replace — the init nest before `loop`, the block without its init.
+  Stmt update = Block::make(block->name, block->iterVars, block->predicate, Stmt(), block->body, block->reads,
+                            block->writes, block->allocBuffers, block->loc);
+  insertBefore(s, loop, nest);
+  s.replace(block, update);
+  return initName;
 }
 
 } // namespace tdsl::schedule

@@ -57,6 +57,24 @@ void reorder(ScheduleState &s, const std::vector<Var> &order) {
         throw ScheduleError("the bounds of loop '" + result[i]->loopVar.name() + "' depend on loop '" +
                                 result[j]->loopVar.name() + "', which would be inside it",
                             result[i]->loopVar->loc, "loop declared here");
+  // A loop bound to both a spatial and a reduce axis of a block (what fusing the two makes)
+  // interleaves reductions of different spatial points: moving it can run a reduction step of
+  // a point before that point's init (which runs when the reduce axes are 0).
+  for (size_t i = 0; i < result.size(); ++i) {
+    if (result[i] == chain[i]) continue;
+    for (const Block *b : blocksIn(Stmt(chain.front()))) {
+      const IterVar *sp = nullptr, *re = nullptr;
+      for (const IterVar &iv : b->iterVars) {
+        if (!iv.binding.defined() || !uses(iv.binding, result[i]->loopVar)) continue;
+        (iv.kind == IterKind::Spatial ? sp : re) = &iv;
+      }
+      if (sp && re)
+        throw ScheduleError("loop '" + result[i]->loopVar.name() + "' is bound to both spatial axis '" +
+                                sp->var.name() + "' and reduce axis '" + re->var.name() + "' of block '" + b->name +
+                                "'; moving it could run a reduction step before its init",
+                            result[i]->loopVar->loc, "loop declared here");
+    }
+  }
   // Step 3: rebuild innermost first, then replace.
   Stmt body = chain.back()->body;
   for (size_t i = result.size(); i-- > 0;) {

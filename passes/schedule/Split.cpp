@@ -26,7 +26,9 @@ struct AddPredicate : IRMutator {
 std::vector<Var> split(ScheduleState &s, const Var &loopVar, const std::vector<std::optional<int64_t>> &factors) {
   // Step 1: check.
   const For *loop = s.loop(loopVar);
-  if (factors.size() < 2) throw ScheduleError("split needs at least two factors");
+  auto declared = [&] { return loopVar->loc; };
+  if (factors.size() < 2)
+    throw ScheduleError("split needs at least two factors", declared(), "loop declared here");
   int placeholders = 0;
   int64_t known = 1;
   for (const std::optional<int64_t> &f : factors) {
@@ -34,10 +36,12 @@ std::vector<Var> split(ScheduleState &s, const Var &loopVar, const std::vector<s
       ++placeholders;
       continue;
     }
-    if (*f <= 0) throw ScheduleError("split factor " + std::to_string(*f) + " is not positive");
+    if (*f <= 0)
+      throw ScheduleError("split factor " + std::to_string(*f) + " is not positive", declared(), "loop declared here");
     known *= *f;
   }
-  if (placeholders > 1) throw ScheduleError("split takes at most one inferred factor '_'");
+  if (placeholders > 1)
+    throw ScheduleError("split takes at most one inferred factor '_'", declared(), "loop declared here");
   std::optional<int64_t> extent = asConstInt(loop->extent);
   if (!extent && placeholders == 0)
     throw ScheduleError("loop '" + loopVar.name() + "' has a symbolic extent; one factor must be inferred ('_')",
