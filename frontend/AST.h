@@ -205,6 +205,11 @@ struct AllocStmt : Stmt {
   Type type;
   Scope scope = Scope::Global;
   bool scopeWritten = false;
+  /// `@align(axis, factor, offset)` clauses (storage_align), in source order.
+  struct Align : Node {
+    ExprPtr axis, factor, offset;
+  };
+  std::vector<Align> aligns;
 };
 
 struct ForStmt : Stmt {

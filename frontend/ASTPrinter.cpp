@@ -157,7 +157,11 @@ private:
     case ast::StmtKind::Alloc: {
       auto &st = static_cast<const ast::AllocStmt &>(s);
       line(d) << "Alloc " << st.name.name << ": " << typeToString(st.type) << " scope("
-              << spelling(st.scope) << ")" << loc(s) << "\n";
+              << spelling(st.scope) << ")";
+      for (const ast::AllocStmt::Align &a : st.aligns)
+        os_ << " @align(" << exprToString(*a.axis) << ", " << exprToString(*a.factor) << ", "
+            << exprToString(*a.offset) << ")";
+      os_ << loc(s) << "\n";
       return;
     }
     case ast::StmtKind::For: {

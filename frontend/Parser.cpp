@@ -681,6 +681,24 @@ private:
     a->range = range(c);
     a->name = ident(c->ID(0));
     a->type = type(c->type());
+    for (P::AllocAttrContext *attr : c->allocAttr()) {
+      ast::Ident name = ident(attr->ID());
+      std::vector<ast::ExprPtr> args;
+      if (attr->exprList()) args = exprs(attr->exprList());
+      if (name.name != "align" || args.size() != 3) {
+        diags_.error(name.range, name.name != "align"
+                                     ? "unknown alloc attribute '@" + name.name + "'; expected @align(axis, factor, offset)"
+                                     : "@align takes 3 arguments (axis, factor, offset), got " +
+                                           std::to_string(args.size()));
+        continue;
+      }
+      ast::AllocStmt::Align al;
+      al.range = range(attr);
+      al.axis = std::move(args[0]);
+      al.factor = std::move(args[1]);
+      al.offset = std::move(args[2]);
+      a->aligns.push_back(std::move(al));
+    }
     if (c->SCOPE()) {
       a->scopeWritten = true;
       ast::Ident scope = ident(c->ID(1));

@@ -641,10 +641,46 @@ private:
     MemScope scope = a.scope == ast::Scope::Shared ? MemScope::Shared
                      : a.scope == ast::Scope::Local ? MemScope::Local
                                                    : MemScope::Global;
-    Buffer b(a.name.name, *t, *dims, BufferRole::Alloc, scope, {}, locOf(a));
+    std::vector<StorageAlign> align;
+    if (!allocAlign(a, dims->size(), align)) {
+      failed_ = true;
+      return {};
+    }
+    Buffer b(a.name.name, *t, *dims, BufferRole::Alloc, scope, align, locOf(a));
     if (!scopes_.declare(a.name.name, Symbol{SymbolKind::Buffer, Var(), b, a.name.range, IterKind::Spatial}, diags_))
       failed_ = true;
     return b;
+  }
+
+  /// `@align(axis, factor, offset)` clauses: integer literals, axis in [0, rank), factor > 0,
+  /// 0 <= offset < factor, one clause per axis.
+  bool allocAlign(const ast::AllocStmt &a, size_t rank, std::vector<StorageAlign> &out) {
+    if (a.aligns.empty()) return true;
+    out.assign(rank, StorageAlign{});
+    for (const ast::AllocStmt::Align &al : a.aligns) {
+      auto lit = [&](const ast::Expr &e) -> std::optional<int64_t> {
+        if (auto *i = e.as<ast::IntLit>()) return static_cast<int64_t>(i->value);
+        diags_.error(e.range, "@align arguments must be integer literals");
+        return std::nullopt;
+      };
+      auto axis = lit(*al.axis), factor = lit(*al.factor), offset = lit(*al.offset);
+      if (!axis || !factor || !offset) return false;
+      if (*axis >= static_cast<int64_t>(rank)) {
+        diags_.error(al.axis->range, "@align axis " + std::to_string(*axis) + " is out of range for '" +
+                                         a.name.name + "' of rank " + std::to_string(rank));
+        return false;
+      }
+      if (*factor <= 0 || *offset >= *factor) {
+        diags_.error(al.range, "@align needs factor > 0 and 0 <= offset < factor");
+        return false;
+      }
+      if (out[*axis].factor != 0) {
+        diags_.error(al.range, "axis " + std::to_string(*axis) + " of '" + a.name.name + "' is aligned twice");
+        return false;
+      }
+      out[*axis] = StorageAlign{*factor, *offset};
+    }
+    return true;
   }
 
   Expr loopExpr(const ast::Expr &e) {

@@ -54,7 +54,10 @@ funcBodyItem
   | blockStmt
   ;
 
-allocStmt : ALLOC ID ':' type (SCOPE '(' ID ')')? ';' ;
+allocStmt : ALLOC ID ':' type (SCOPE '(' ID ')')? allocAttr* ';' ;
+
+// `@align(axis, factor, offset)`: the stride padding storage_align records.
+allocAttr : '@' ID '(' exprList? ')' ;
 
 forStmt : FOR ID IN expr DOTDOT expr loopKind? '{' funcBodyItem* '}' ;
 

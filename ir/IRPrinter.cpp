@@ -408,6 +408,11 @@ void Printer::printAlloc(const Buffer &buffer) {
   printType(buffer);
   if (buffer.scope() != MemScope::Global)
     *os_ << " scope(" << scopeName(buffer.scope()) << ')';
+  // storage_align: `@align(axis, factor, offset)` per aligned dimension.
+  const std::vector<StorageAlign> &align = buffer->align;
+  for (size_t d = 0; d < align.size(); ++d)
+    if (align[d].factor != 0)
+      *os_ << " @align(" << d << ", " << align[d].factor << ", " << align[d].offset << ')';
   *os_ << ";\n";
 }
 
@@ -473,6 +478,8 @@ void Printer::printFor(const For *op) {
     hi = exprText(op->extent);
   else if (min && extent)
     hi = exprText(IntImm::make(op->extent.dtype(), *min + *extent));
+  else if (auto *sub = op->extent.as<Sub>(); sub && sub->b.sameAs(op->min))
+    hi = exprText(sub->a); // the frontend's `HI - LO` for a loop written `LO..HI`
   else
     hi = exprText(Add::make(op->min, op->extent));
 
