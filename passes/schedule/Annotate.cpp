@@ -5,6 +5,8 @@
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 
+#include <cstdlib>
+#include <map>
 #include <set>
 
 namespace tdsl::schedule {
@@ -73,11 +75,44 @@ std::vector<Access> accessesUnder(const For *loop) {
 }
 
 /// Two accesses touch disjoint elements in different iterations of `var` when some dimension
-/// is the same expression in both and that expression moves with `var`.
-bool separatedBy(const Access &a, const Access &b, const Var &var) {
-  for (size_t d = 0; d < a.indices.size() && d < b.indices.size(); ++d)
-    if (uses(a.indices[d], var) && toString(a.indices[d]) == toString(b.indices[d])) return true;
+/// is the same expression in both, `a·var + rest` with `rest` varying by less than |a| over
+/// the loops inside the iteration (`inner`, with their extents): each iteration then owns its
+/// own slice of that dimension. (`i + j` with j inside is not separated; `i * 4 + j` with j
+/// in [0, 4) is.)
+bool separatedBy(const Access &a, const Access &b, const Var &var,
+                 const std::map<const VarNode *, int64_t> &inner) {
+  for (size_t d = 0; d < a.indices.size() && d < b.indices.size(); ++d) {
+    if (!uses(a.indices[d], var) || toString(a.indices[d]) != toString(b.indices[d])) continue;
+    std::optional<Affine> f = affine(a.indices[d]);
+    if (!f) continue;
+    int64_t coeff = f->coeff(var), spread = 0;
+    bool bounded = coeff != 0;
+    for (const auto &[v, c] : f->terms) {
+      if (v == var) continue;
+      auto it = inner.find(v.get());
+      if (it == inner.end()) continue; // a loop outside: fixed during the parallel loop
+      if (it->second < 0) bounded = false;
+      else spread += std::abs(c) * (it->second - 1);
+    }
+    if (bounded && spread < std::abs(coeff)) return true;
+  }
   return false;
+}
+
+/// The loops inside `loop` with their constant extents (-1 when not constant).
+std::map<const VarNode *, int64_t> innerLoops(const For *loop) {
+  std::map<const VarNode *, int64_t> out;
+  struct V : IRVisitor {
+    std::map<const VarNode *, int64_t> &out;
+    explicit V(std::map<const VarNode *, int64_t> &o) : out(o) {}
+    void visit(const For *op) override {
+      auto e = asConstInt(op->extent);
+      out[op->loopVar.get()] = e ? *e : -1;
+      IRVisitor::visit(op);
+    }
+  } v(out);
+  v.visitStmt(loop->body);
+  return out;
 }
 
 } // namespace
@@ -86,11 +121,12 @@ void parallel(ScheduleState &s, const Var &v) {
   const For *loop = s.loop(v);
   checkSpatialOnly(loop, "parallel");
   std::vector<Access> acc = accessesUnder(loop);
+  std::map<const VarNode *, int64_t> inner = innerLoops(loop);
   for (const Access &w : acc) {
     if (!w.write) continue;
     for (const Access &o : acc) {
-      if (!o.buffer.sameAs(w.buffer) || &o == &w) continue;
-      if (separatedBy(w, o, v)) continue;
+      if (!o.buffer.sameAs(w.buffer)) continue; // a write also meets itself in another iteration
+      if (separatedBy(w, o, v, inner)) continue;
       throw ScheduleError("iterations of loop '" + v.name() + "' depend on each other: block '" + w.block->name +
                               "' writes '" + w.buffer.name() + "' and block '" + o.block->name + "' " +
                               (o.write ? "writes" : "reads") + " it at elements other iterations also touch",

@@ -27,44 +27,6 @@ using namespace ir;
 
 namespace {
 
-/// `e` as Σ coeff·var + constant, or nullopt when it is not affine.
-struct Affine {
-  std::vector<std::pair<Var, int64_t>> terms;
-  int64_t constant = 0;
-
-  void add(const Var &v, int64_t c) {
-    for (auto &[var, coeff] : terms)
-      if (var == v) {
-        coeff += c;
-        return;
-      }
-    terms.emplace_back(v, c);
-  }
-};
-
-std::optional<Affine> affine(const Expr &e) {
-  if (auto c = asConstInt(e)) return Affine{{}, *c};
-  if (auto *v = e.as<VarRef>()) return Affine{{{v->var, 1}}, 0};
-  auto combine = [](std::optional<Affine> a, std::optional<Affine> b, int64_t sign) -> std::optional<Affine> {
-    if (!a || !b) return std::nullopt;
-    for (auto &[v, c] : b->terms) a->add(v, sign * c);
-    a->constant += sign * b->constant;
-    return a;
-  };
-  if (auto *a = e.as<Add>()) return combine(affine(a->a), affine(a->b), 1);
-  if (auto *s = e.as<Sub>()) return combine(affine(s->a), affine(s->b), -1);
-  if (auto *m = e.as<Mul>()) {
-    std::optional<Affine> x = affine(m->a), y = affine(m->b);
-    if (!x || !y) return std::nullopt;
-    if (y->terms.empty()) std::swap(x, y);
-    if (!x->terms.empty()) return std::nullopt; // var * var
-    for (auto &[v, c] : y->terms) c *= x->constant;
-    y->constant *= x->constant;
-    return y;
-  }
-  return std::nullopt;
-}
-
 Expr build(const std::vector<std::pair<Var, int64_t>> &terms, int64_t constant) {
   Expr e;
   for (const auto &[v, c] : terms) {

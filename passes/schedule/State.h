@@ -4,6 +4,7 @@
 
 #include "ir/IR.h"
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -61,6 +62,16 @@ ir::Stmt substitute(const ir::Stmt &s, const std::vector<std::pair<ir::Var, ir::
 bool uses(const ir::Expr &e, const ir::Var &v);
 /// The blocks inside `s`, in program order.
 std::vector<const ir::Block *> blocksIn(const ir::Stmt &s);
+/// An i64 expression as Σ coeff·var + constant.
+struct Affine {
+  std::vector<std::pair<ir::Var, int64_t>> terms;
+  int64_t constant = 0;
+  void add(const ir::Var &v, int64_t c);
+  int64_t coeff(const ir::Var &v) const;
+};
+/// `e` in affine form (+, -, * by constants), or nullopt when it is not affine.
+std::optional<Affine> affine(const ir::Expr &e);
+
 /// A fresh loop variable named after `base`.
 ir::Var freshVar(const std::string &name, SourceLoc loc = {});
 
