@@ -423,16 +423,16 @@ void Compilation::printAfter(const std::string &step, const ir::Func &f) {
 
 int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
                 const std::string *sourceText) {
+  if (opts.listPasses) {
+    for (const std::string &p : passNames()) out << p << "\n";
+    return 0;
+  }
   // Stages this build does not have yet are refused up front, before any work.
   if (opts.emit != EmitKind::AST && opts.emit != EmitKind::IR) {
     err << "tdslc: error: --emit=" << emitKindName(opts.emit)
         << " is not available yet: this build of tdslc stops after the checked IR (use --emit=ast "
            "or --emit=ir)\n";
     return 2;
-  }
-  if (opts.listPasses) {
-    for (const std::string &p : passNames()) out << p << "\n";
-    return 0;
   }
   for (const std::string &p : opts.printIRAfter)
     if (std::find(passNames().begin(), passNames().end(), p) == passNames().end()) {
