@@ -1,6 +1,7 @@
 // CheckAccesses.cpp — spec §5 rules 6 and 7 on the built IR: provably out-of-bounds accesses
 // (by interval analysis of block axes under `where`, `if` and `select` guards), alloc buffers
 // read before any block writes them, and outputs never written (a warning).
+#include "frontend/Sema.h"
 #include "frontend/SemaInternal.h"
 
 #include "ir/IRMutator.h"
@@ -422,6 +423,14 @@ private:
 };
 
 } // namespace
+
+} // namespace tdsl::sema
+
+void tdsl::checkFunctionAccesses(const ir::Func &f, DiagnosticEngine &diags) {
+  if (auto *p = f.as<ir::PrimFunc>()) sema::AccessChecker(*p, diags).run();
+}
+
+namespace tdsl::sema {
 
 void checkAccesses(const Module &m, DiagnosticEngine &diags) {
   for (const Func &f : m.functions())

@@ -22,6 +22,9 @@ class DiagnosticEngine;
 std::optional<ir::Module> buildIR(const std::vector<ast::Module *> &modules,
                                   DiagnosticEngine &diags);
 
+/// Spec §5 rules 6 and 7 on one function again, e.g. a generic func once instantiated.
+void checkFunctionAccesses(const ir::Func &f, DiagnosticEngine &diags);
+
 /// The schedule scripts that apply for `target` ("cpu" or "cuda"), from every module's
 /// `schedule` items (imported functions' schedules under their qualified names) and the
 /// --schedule files, which replace the source's schedule of the same function and target. A

@@ -4,6 +4,7 @@
 #include "frontend/ModuleLoader.h"
 #include "frontend/Sema.h"
 #include "ir/IRPrinter.h"
+#include "passes/Instantiate.h"
 #include "passes/schedule/Apply.h"
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
@@ -379,6 +380,36 @@ std::optional<ir::Module> Compilation::buildIR() {
   printAfter("sema", *ir);
 
   std::set<std::string> usedDefines;
+  // A generic func of the main module whose constants -D gives becomes its instance, checked
+  // again (spec §11) before its schedule applies.
+  for (const ir::Func &f : std::vector<ir::Func>(ir->functions())) {
+    auto *p = f.as<ir::PrimFunc>();
+    if (!p || p->constVars.empty() || f.name().find('.') != std::string::npos) continue;
+    std::vector<int64_t> values;
+    std::vector<std::string> missing;
+    for (const ir::Var &c : p->constVars) {
+      std::optional<int64_t> v;
+      for (const auto &[name, value] : opts_.defines)
+        if (name == c.name() || name == f.name() + "." + c.name()) {
+          v = value;
+          usedDefines.insert(name);
+        }
+      if (v) values.push_back(*v);
+      else missing.push_back(c.name());
+    }
+    if (values.empty()) continue;
+    if (!missing.empty()) {
+      st.diags.error(SourceRange(p->loc), "generic func '" + f.name() + "' is given some constants with -D but not '" +
+                                              missing.front() + "'");
+      continue;
+    }
+    ir::Func instance = instantiate(f, values);
+    checkFunctionAccesses(instance, st.diags);
+    ir->replace(instance);
+  }
+  st.diags.flush();
+  if (st.diags.hasErrors()) return std::nullopt;
+
   std::vector<ir::ScheduleScript> scripts =
       buildSchedules(modules, st.scheduleModules, opts_.target, opts_.defines, usedDefines, st.diags);
   // -D also gives generic constants of the module's funcs (`-D P=1` or `-D conv.P=1`).

@@ -314,17 +314,8 @@ int run(const RunOptions &opts) {
       interpreter.describe(func, ArgMap(), opts.defines, error);
   if (!params)
     return runError(error);
-  std::vector<std::string> constNames;
-  if (const auto *prim = func.as<ir::PrimFunc>())
-    for (const ir::Var &v : prim->constVars)
-      constNames.push_back(v.name());
-  if (const auto *graph = func.as<ir::GraphFunc>())
-    for (const ir::Var &v : graph->constVars)
-      constNames.push_back(v.name());
-  for (const auto &[name, value] : opts.defines)
-    if (std::find(constNames.begin(), constNames.end(), name) == constNames.end())
-      std::cerr << "tdsl-run: warning: -D " << name << " is not a constant of '" << opts.func
-                << "'\n";
+  // Unused -D values are reported by the compilation (a generic func given its constants is
+  // already its instance here).
 
   // Given inputs (and initial contents of outputs).
   ArgMap args;
