@@ -11,6 +11,7 @@
 // binding becomes `vi_o * R + inner`. An axis bound only by inner loops gets no outer axis.
 //
 // Refused when: the subtree under `loop` is not a chain of loops ending in exactly one block;
+// the block has a `where` (from a split that does not divide);
 // a binding is not affine in the loop variables; its inner part does not range over [0, R)
 // with R dividing the extent and the outer coefficients.
 #include "passes/schedule/Primitives.h"
@@ -49,6 +50,11 @@ std::string blockize(ScheduleState &s, const Var &loopVar) {
                             std::to_string(inner.size()),
                         loopVar->loc, "loop declared here");
   const Block *b = inner.front();
+  // A `where` (a split that does not divide) lets the outer loops run past the outer axes'
+  // domains; TVM pads the outer block's domain then, which we do not support yet.
+  if (!isConstInt(b->predicate, 1))
+    throw ScheduleError("blockize of block '" + b->name + "', which has a 'where' condition, is not supported",
+                        b->loc, "block '" + b->name + "' is here");
   std::set<const VarNode *> innerLoops;
   for (const For *f = loop;;) {
     innerLoops.insert(f->loopVar.get());

@@ -25,6 +25,7 @@ using namespace ir;
 ///
 /// Refused when B does not read A, or writes A too (the copy would go stale).
 std::string cacheRead(ScheduleState &s, const std::string &blockName, const Buffer &buffer, MemScope scope) {
+  requireNoNestedBlocks(s, "cache_read");
   // Step 1: check.
   const Block *block = s.block(blockName);
   std::vector<BufferAccess> accesses = accessesOf(block, buffer);

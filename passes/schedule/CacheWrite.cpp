@@ -28,6 +28,7 @@ using namespace ir;
 /// Refused when B does not write the buffer, or another block writes it too (the copy back
 /// would overwrite or miss that block's values).
 std::string cacheWrite(ScheduleState &s, const std::string &blockName, const Buffer &buffer, MemScope scope) {
+  requireNoNestedBlocks(s, "cache_write");
   // Step 1: check.
   const Block *block = s.block(blockName);
   requireWrites(block, buffer);

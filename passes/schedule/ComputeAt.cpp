@@ -29,6 +29,7 @@ using namespace ir;
 /// program order; no block it moves past writes what it reads or writes; its `where`, if any,
 /// bounds its axes only.
 void computeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
+  requireNoNestedBlocks(s, "compute_at");
   // Step 1: check.
   const Block *block = s.block(name);
   const For *loop = s.loop(loopVar);
@@ -95,7 +96,7 @@ void computeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
   for (const Block *c : consumers) {
     Domain dom = loopsBetween(s, loop, c);
     for (const Buffer &buf : written) {
-      std::optional<std::vector<Interval>> r = accessRegion(c, buf, false, dom);
+      std::optional<std::vector<Interval>> r = accessRegion(s, c, buf, false, dom);
       if (!r) continue;
       auto [it, fresh] = needed.emplace(buf, *r);
       if (!fresh)

@@ -45,6 +45,7 @@ struct Inliner : IRMutator {
 /// B before the block, and no block between it and the last reader writes what `value` reads;
 /// its `where`, if any, bounds its axes only.
 void computeInline(ScheduleState &s, const std::string &name) {
+  requireNoNestedBlocks(s, "compute_inline");
   // Step 1: check.
   const Block *block = s.block(name);
   const std::string b = quoted(name), blockNote = "block " + b + " is here";

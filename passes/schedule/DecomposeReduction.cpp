@@ -48,6 +48,7 @@ void conjuncts(const Expr &e, std::vector<Expr> &out) {
 /// from k down is bound to no axis of Y (as compute_at makes when it recomputes a reduction:
 /// every iteration of that loop needs the init again).
 std::string decomposeReduction(ScheduleState &s, const std::string &blockName, const Var &loopVar) {
+  requireNoNestedBlocks(s, "decompose_reduction");
   // Step 1: check.
   const Block *block = s.block(blockName);
   const For *loop = s.loop(loopVar);

@@ -139,6 +139,7 @@ void conjuncts(const Expr &e, std::vector<Expr> &out) {
 /// holds other blocks; when the block is not `init { B[…] = e0; } B[…] = B[…] op e` with op
 /// one of + * min max; and when `axis` is out of range.
 std::string rfactor(ScheduleState &s, const Var &loopVar, int64_t axis) {
+  requireNoNestedBlocks(s, "rfactor");
   // Step 1: check.
   const For *rfLoop = s.loop(loopVar);
   std::vector<const Block *> under = blocksIn(rfLoop->body);

@@ -395,19 +395,32 @@ std::unordered_set<Buffer> buffersWritten(const Stmt &s) {
   return u.written;
 }
 
-std::optional<std::vector<Interval>> accessRegion(const Block *block, const Buffer &buffer, bool write,
-                                                  const Domain &dom) {
+std::optional<std::vector<Interval>> accessRegion(const ScheduleState &s, const Block *block, const Buffer &buffer,
+                                                  bool write, const Domain &dom) {
   Domain d = dom;
-  std::vector<std::pair<Var, Expr>> bindings;
+  // The block's bindings, then those of the blocks around it (a blockized nest), innermost
+  // first, so that indices end up in loop variables.
+  std::vector<std::vector<std::pair<Var, Expr>>> levels(1);
   for (const IterVar &iv : block->iterVars) {
-    if (iv.binding.defined()) bindings.emplace_back(iv.var, iv.binding);
+    if (iv.binding.defined()) levels[0].emplace_back(iv.var, iv.binding);
     else d.emplace_back(iv.var, Interval::ofRange(intImm(0), iv.extent));
+  }
+  std::vector<const StmtNode *> above = s.ancestors(block);
+  for (auto it = above.rbegin(); it != above.rend(); ++it) {
+    if ((*it)->kind != StmtKind::Block) continue;
+    levels.emplace_back();
+    for (const IterVar &iv : static_cast<const Block *>(*it)->iterVars)
+      if (iv.binding.defined()) levels.back().emplace_back(iv.var, iv.binding);
   }
   std::optional<std::vector<Interval>> region;
   for (const Access &a : accessesOf(block)) {
     if (!(a.buffer == buffer) || a.write != write) continue;
     std::vector<Interval> r;
-    for (const Expr &index : a.indices) r.push_back(bound(substitute(index, bindings), d));
+    for (const Expr &index : a.indices) {
+      Expr e = index;
+      for (const auto &level : levels) e = substitute(e, level);
+      r.push_back(bound(e, d));
+    }
     if (!region) {
       region = r;
       continue;

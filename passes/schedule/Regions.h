@@ -79,8 +79,8 @@ std::unordered_set<ir::Buffer> buffersWritten(const ir::Stmt &s);
 /// every other loop is fixed: `indices` with the block's bindings substituted, bounded over
 /// `dom`. An iter var without a binding ranges over its whole extent. nullopt when `block`
 /// has no such access.
-std::optional<std::vector<Interval>> accessRegion(const ir::Block *block, const ir::Buffer &buffer, bool write,
-                                                  const Domain &dom);
+std::optional<std::vector<Interval>> accessRegion(const ScheduleState &s, const ir::Block *block,
+                                                  const ir::Buffer &buffer, bool write, const Domain &dom);
 
 /// The domain of the loops strictly between `outer` (or the root when null) and `node`.
 Domain loopsBetween(const ScheduleState &s, const ir::For *outer, const ir::StmtNode *node);

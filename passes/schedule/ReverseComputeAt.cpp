@@ -30,6 +30,7 @@ using namespace ir;
 /// `loop` and has no `where` other than bounds of its axes; in one iteration the block reads
 /// only elements produced in that iteration; no block it moves past touches what it writes.
 void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
+  requireNoNestedBlocks(s, "reverse_compute_at");
   // Step 1: check.
   const Block *block = s.block(name);
   const For *loop = s.loop(loopVar);
@@ -108,7 +109,7 @@ void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loop
   for (const Block *p : producers) {
     Domain dom = loopsBetween(s, loop, p);
     for (const Buffer &buf : produced) {
-      std::optional<std::vector<Interval>> r = accessRegion(p, buf, true, dom);
+      std::optional<std::vector<Interval>> r = accessRegion(s, p, buf, true, dom);
       if (!r) continue;
       auto [it, fresh] = region.emplace(buf, *r);
       if (!fresh)

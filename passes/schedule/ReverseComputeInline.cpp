@@ -59,6 +59,7 @@ std::vector<BufferRegion> without(const std::vector<BufferRegion> &regions, cons
 /// body is one store to B indexed by distinct axes; the block's `where`, if any, bounds its
 /// axes only; no block between the producer and the block touches what the block reads or writes.
 void reverseComputeInline(ScheduleState &s, const std::string &name) {
+  requireNoNestedBlocks(s, "reverse_compute_inline");
   // Step 1: check.
   const Block *block = s.block(name);
   Stmt keepBlock(block);

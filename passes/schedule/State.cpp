@@ -119,6 +119,17 @@ void ScheduleState::replace(const StmtNode *old, Stmt replacement) {
   setBody(r.mutateAny(prim().body));
 }
 
+void requireNoNestedBlocks(const ScheduleState &s, const std::string &primitive) {
+  for (const Block *b : s.blocks())
+    for (const StmtNode *a : s.ancestors(b))
+      if (a->kind == StmtKind::Block) {
+        const Block *outer = static_cast<const Block *>(a);
+        throw ScheduleError(primitive + " does not support blocks nested in blocks yet (block '" + b->name +
+                                "' is inside block '" + outer->name + "')",
+                            outer->loc, "block '" + outer->name + "' is here");
+      }
+}
+
 Expr substitute(const Expr &e, const std::vector<std::pair<Var, Expr>> &map) { return VarSubstituter(map).mutate(e); }
 Stmt substitute(const Stmt &s, const std::vector<std::pair<Var, Expr>> &map) { return VarSubstituter(map).mutate(s); }
 

@@ -55,6 +55,10 @@ private:
 
 // Helpers shared by the primitives.
 
+/// Refuses `primitive` on a function where a block is nested in another block (what blockize
+/// makes): the producer-consumer and buffer primitives do not handle such nests yet.
+void requireNoNestedBlocks(const ScheduleState &s, const std::string &primitive);
+
 /// `e` with each variable of `map` replaced.
 ir::Expr substitute(const ir::Expr &e, const std::vector<std::pair<ir::Var, ir::Expr>> &map);
 ir::Stmt substitute(const ir::Stmt &s, const std::vector<std::pair<ir::Var, ir::Expr>> &map);

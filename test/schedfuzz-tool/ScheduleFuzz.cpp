@@ -95,7 +95,8 @@ public:
     static const std::vector<std::string> prims = {
         "split", "split", "fuse", "reorder", "tile", "parallel", "vectorize", "unroll", "compute_at",
         "reverse_compute_at", "compute_inline", "reverse_compute_inline", "decompose_reduction",
-        "cache_read", "cache_write", "rfactor", "set_scope"};
+        "cache_read", "cache_write", "rfactor", "set_scope", "blockize", "transform_layout",
+        "storage_align"};
     std::string p = pick(prims);
     const Block *b = pick(blocks);
     std::string bn = b->name;
@@ -159,6 +160,36 @@ public:
       if (p == "cache_read") schedule::cacheRead(s, bn, buf, MemScope::Local);
       else if (p == "cache_write") schedule::cacheWrite(s, bn, buf, MemScope::Local);
       else schedule::setScope(s, bn, buf, MemScope::Local);
+      return p + "(" + bn + ", " + buf.name() + ")";
+    }
+    if (p == "blockize" && !loops.empty()) {
+      const For *l = pick(loops);
+      schedule::blockize(s, l->loopVar);
+      return p + "(" + l->loopVar.name() + ")";
+    }
+    if (p == "transform_layout" || p == "storage_align") {
+      std::vector<Buffer> bufs = accessed(b, true);
+      if (bufs.empty()) return "";
+      Buffer buf = pick(bufs);
+      if (p == "storage_align") {
+        if (buf.rank() == 0) return "";
+        int64_t factor = range(2, 8);
+        schedule::storageAlign(s, bn, buf, range(0, int64_t(buf.rank()) - 1), factor, range(0, factor - 1));
+        return p + "(" + bn + ", " + buf.name() + ")";
+      }
+      // A transpose of a rank-2 buffer, or a rank-1 buffer folded in two.
+      std::vector<Var> params;
+      std::vector<Expr> results;
+      if (buf.rank() == 2) {
+        params = {Var("i"), Var("j")};
+        results = {VarRef::make(params[1]), VarRef::make(params[0])};
+      } else if (buf.rank() == 1) {
+        params = {Var("i")};
+        results = {VarRef::make(params[0]) / intImm(2), VarRef::make(params[0]) % intImm(2)};
+      } else {
+        return "";
+      }
+      schedule::transformLayout(s, bn, buf, params, results);
       return p + "(" + bn + ", " + buf.name() + ")";
     }
     if (p == "rfactor" && !loops.empty()) {
