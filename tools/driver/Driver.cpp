@@ -3,8 +3,10 @@
 #include "frontend/ASTPrinter.h"
 #include "frontend/ModuleLoader.h"
 #include "frontend/Sema.h"
+#include "backends/cpp/CppEmitter.h"
 #include "ir/IRPrinter.h"
 #include "passes/Instantiate.h"
+#include "passes/lower/Pipeline.h"
 #include "passes/schedule/Apply.h"
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
@@ -279,6 +281,14 @@ void printOwnItems(const ir::Module &m, std::ostream &os) {
 
 namespace {
 
+/// The include guard of --emit=header: TDSL_<FILE STEM>_H, upper case, C-safe.
+std::string headerGuard(const std::string &file) {
+  std::string guard = "TDSL_";
+  for (char ch : fs::path(file).stem().string())
+    guard += std::isalnum(static_cast<unsigned char>(ch)) ? static_cast<char>(std::toupper(static_cast<unsigned char>(ch))) : '_';
+  return guard + "_H";
+}
+
 std::string defaultObjectName(const std::string &input) {
   return fs::path(input).stem().string() + ".o";
 }
@@ -311,6 +321,7 @@ const std::vector<std::string> &passNames() {
     std::vector<std::string> out = {"sema"};
     for (const std::string &p : schedulePrimitiveNames()) out.push_back("schedule." + p);
     out.push_back("schedule");
+    for (const std::string &p : lower::lowerStepNames()) out.push_back(p);
     return out;
   }();
   return names;
@@ -459,10 +470,11 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
     return 0;
   }
   // Stages this build does not have yet are refused up front, before any work.
-  if (opts.emit != EmitKind::AST && opts.emit != EmitKind::IR) {
+  if (opts.emit != EmitKind::AST && opts.emit != EmitKind::IR && opts.emit != EmitKind::Lowered &&
+      opts.emit != EmitKind::Cpp && opts.emit != EmitKind::Header) {
     err << "tdslc: error: --emit=" << emitKindName(opts.emit)
-        << " is not available yet: this build of tdslc stops after the checked IR (use --emit=ast "
-           "or --emit=ir)\n";
+        << " is not available yet: this build of tdslc stops after the C++ backend (use --emit=ast, "
+           "ir, lowered, cpp or header)\n";
     return 2;
   }
   for (const std::string &p : opts.printIRAfter)
@@ -486,7 +498,28 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
   } else {
     std::optional<ir::Module> ir = c.buildIR();
     if (!ir) return 1;
-    printOwnItems(*ir, text);
+    cpp::CppOptions copts;
+    copts.onlyFunc = opts.func;
+    copts.afterLowerStep = [&](const std::string &step, const ir::Func &f) { c.printAfter(step, f); };
+    copts.headerGuard = headerGuard(opts.output.empty() || opts.output == "-" ? opts.input : opts.output);
+    switch (opts.emit) {
+    case EmitKind::Lowered: {
+      bool first = true;
+      for (const ir::Func &f : cpp::lowerModule(*ir, copts)) {
+        text << (first ? "" : "\n") << ir::toString(f);
+        first = false;
+      }
+      break;
+    }
+    case EmitKind::Cpp:
+      text << cpp::emitCpp(*ir, copts);
+      break;
+    case EmitKind::Header:
+      text << cpp::emitHeader(*ir, copts);
+      break;
+    default:
+      printOwnItems(*ir, text);
+    }
   }
   if (opts.output.empty() || opts.output == "-") {
     out << text.str();

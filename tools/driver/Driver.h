@@ -73,10 +73,13 @@ public:
   std::vector<std::string> dependencies() const;
   DiagnosticEngine &diags();
 
-private:
-  bool wantsPrint(const std::string &step) const;
+  /// Prints the IR after `step` when --print-ir-after(-all) asks for it (for the phases that
+  /// run outside this class: lowering and the backends).
   void printAfter(const std::string &step, const ir::Module &m);
   void printAfter(const std::string &step, const ir::Func &f);
+
+private:
+  bool wantsPrint(const std::string &step) const;
 
   struct State;
   const DriverOptions &opts_;
@@ -85,7 +88,8 @@ private:
 };
 
 /// The steps --print-ir-after and --list-passes know: `sema`, `schedule.<primitive>` (after each
-/// call of that primitive), `schedule` (after all schedules).
+/// call of that primitive), `schedule` (after all schedules), then the lowering steps
+/// (`lower.blocks`, ...; see passes/lower/Pipeline.h), run by --emit=lowered|cpp.
 const std::vector<std::string> &passNames();
 
 /// `--emit=ir`: the module's own items — its import lines, then its functions (imported ones,

@@ -1,0 +1,51 @@
+//===- backends/cpp/CppEmitter.h - The C++ backend ----------------------------------------===//
+//
+// Emits readable C++17 for the PrimFuncs of a module, with the binary interface of spec §10:
+// for each function NAME a raw entry `int32_t NAME(inputs, outputs, shape vars)` and a
+// validating `int32_t NAME_dlpack(DLTensor* ...)`, plus `tdsl_last_error()` once per
+// translation unit. Each function is lowered (passes/lower/Pipeline.h) first.
+//
+// Semantics of the emitted code (spec §11): integer arithmetic wraps (computed through
+// unsigned types unless interval analysis proves it cannot overflow); `/` and `%` are floor
+// division and modulo (plain C operators only when both operands are provably non-negative
+// and the divisor positive); float→int casts saturate; f16/bf16 values are computed in float
+// and rounded to nearest even after each operation, as the reference interpreter does.
+//
+//===--------------------------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/IR.h"
+#include "passes/lower/Pipeline.h"
+
+#include <string>
+
+namespace tdsl::cpp {
+
+struct CppOptions {
+  /// Only this function (its source name); empty for every one.
+  std::string onlyFunc;
+  /// Called after each lowering step of each function (for --print-ir-after).
+  lower::StepCallback afterLowerStep;
+  /// The include guard of the header (emitHeader).
+  std::string headerGuard = "TDSL_GENERATED_H";
+};
+
+/// The functions a backend emits: the PrimFuncs of the module with no open generic constant
+/// (all of them, or the one named by `onlyFunc`), in module order.
+std::vector<ir::Func> emittedFunctions(const ir::Module &module, const CppOptions &options);
+
+/// A C++17 translation unit with both entries of every emitted function.
+///
+/// Requires: a checked, scheduled module.
+/// Guarantees: deterministic text; compiles warning-free with g++/clang++ -std=c++17 -Wall
+/// -Wextra (and -fopenmp for the pragmas to take effect).
+std::string emitCpp(const ir::Module &module, const CppOptions &options = {});
+
+/// Lowers every emitted function (the --emit=lowered output), calling afterLowerStep.
+std::vector<ir::Func> lowerModule(const ir::Module &module, const CppOptions &options = {});
+
+/// One C header (valid C and C++) declaring both entries of every emitted function and
+/// tdsl_last_error().
+std::string emitHeader(const ir::Module &module, const CppOptions &options = {});
+
+} // namespace tdsl::cpp

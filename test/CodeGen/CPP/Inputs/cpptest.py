@@ -1,0 +1,107 @@
+"""Shared helpers of the CodeGen/CPP numerical tests.
+
+A test script is called as `script.py TDSLC TDSL_RUN SOURCE.tdsl TMPDIR`. check() emits the
+function's C++ and header with tdslc, compiles them with g++ (-std=c++17 -O2 -Wall -Wextra
+-Werror -fopenmp) together with the generic harness (harness.cpp, which calls the _dlpack
+entry), runs it on .npy inputs, runs `tdsl-run --interpret` on the same inputs and compares
+the outputs: it prints `MATCH name` for each output within tolerance (|got - want| <= atol +
+rtol * |want|, exact when both are 0), or a description of the mismatch.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+TDSLC, TDSL_RUN, SOURCE, TMP = sys.argv[1:5]
+HERE = os.path.dirname(os.path.abspath(__file__))
+os.makedirs(TMP, exist_ok=True)
+CXXFLAGS = ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-fopenmp"]
+
+
+def rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def uniform(shape, seed=0, dtype=np.float32, lo=-1.0, hi=1.0):
+    return rng(seed).uniform(lo, hi, size=shape).astype(dtype)
+
+
+def run_or_die(args, env=None):
+    result = subprocess.run(args, capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        print("FAILED (%d): %s" % (result.returncode, " ".join(args)))
+        print(result.stdout + result.stderr)
+        sys.exit(1)
+    return result
+
+
+def literal(value):
+    if isinstance(value, float):
+        return repr(value) + "f"
+    return str(value)
+
+
+def build(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag=""):
+    """Emits and compiles `func`; returns the harness executable."""
+    stem = os.path.join(TMP, func + tag)
+    run_or_die([TDSLC, SOURCE, "--func", func, "--emit=cpp", "-o", stem + ".cpp"] + list(tdslc_flags))
+    run_or_die([TDSLC, SOURCE, "--func", func, "--emit=header", "-o", stem + ".h"] + list(tdslc_flags))
+    args, t = [], 0
+    for value in list(inputs.values()) + list(outputs.values()):
+        if isinstance(value, np.ndarray):
+            args.append("&t[%d]" % t)
+            t += 1
+        else:
+            args.append(literal(value))
+    call = "TDSL_CALL(t)=%s_dlpack(%s)" % (func, ", ".join(args))
+    exe = stem + ".exe"
+    run_or_die(["g++"] + CXXFLAGS + list(cxxflags) + ["-I", TMP, '-DTDSL_HEADER="%s.h"' % os.path.basename(stem),
+                "-D" + call, os.path.join(HERE, "harness.cpp"), stem + ".cpp", "-o", exe, "-lm"])
+    return exe
+
+
+def check(func, inputs, outputs, tolerances=None, tdslc_flags=(), cxxflags=(), env=None, tag="",
+          bf16=()):
+    """`inputs`: name -> array or Python scalar, in signature order; `outputs`: name -> initial
+    array, in signature order; `tolerances`: name -> (rtol, atol), exact by default; `bf16`:
+    the names whose arrays are bf16 bit patterns (<u2)."""
+    tolerances = tolerances or {}
+    exe = build(func, inputs, outputs, tdslc_flags, cxxflags, tag)
+    harness_args, interp_args = [], [TDSL_RUN, SOURCE, "--func", func, "--interpret"] + list(tdslc_flags)
+    for name, value in inputs.items():
+        if isinstance(value, np.ndarray):
+            path = os.path.join(TMP, "%s%s_in_%s%s.npy" % (func, tag, name, ".bf16" if name in bf16 else ""))
+            np.save(path, value)
+            harness_args.append(path)
+            interp_args += ["--input", "%s=%s" % (name, path)]
+        else:
+            interp_args += ["--input", "%s=%s" % (name, value)]
+    got_paths, want_paths = {}, {}
+    for name, init in outputs.items():
+        init_path = os.path.join(TMP, "%s%s_init_%s%s.npy" % (func, tag, name, ".bf16" if name in bf16 else ""))
+        np.save(init_path, init)
+        got_paths[name] = os.path.join(TMP, "%s%s_cpp_%s.npy" % (func, tag, name))
+        want_paths[name] = os.path.join(TMP, "%s%s_interp_%s.npy" % (func, tag, name))
+        harness_args.append("out:%s:%s" % (init_path, got_paths[name]))
+        interp_args += ["--input", "%s=%s" % (name, init_path), "--output", "%s=%s" % (name, want_paths[name])]
+    run_or_die([exe] + harness_args, env=env)
+    run_or_die(interp_args)
+    for name in outputs:
+        compare(name, np.load(got_paths[name]), np.load(want_paths[name]), *tolerances.get(name, (0.0, 0.0)))
+
+
+def compare(name, got, want, rtol=0.0, atol=0.0):
+    if got.dtype != want.dtype or got.shape != want.shape:
+        print("MISMATCH %s: %s%s vs %s%s" % (name, got.dtype, got.shape, want.dtype, want.shape))
+        return
+    if rtol == 0 and atol == 0:
+        ok = np.array_equal(got.view(np.uint8), want.view(np.uint8)) if got.size else True
+    else:
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        ok = bool(np.all((np.abs(g - w) <= atol + rtol * np.abs(w)) | (np.isnan(g) & np.isnan(w))))
+    if ok:
+        print("MATCH %s" % name)
+        return
+    diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    print("MISMATCH %s: max abs diff %g at %s" % (name, np.nanmax(diff), np.unravel_index(np.nanargmax(diff), diff.shape)))
