@@ -63,9 +63,15 @@ class Dumper {
 public:
   explicit Dumper(std::ostream &os) : os_(os) {}
 
-  void module(const ast::Module &m) {
+  void module(const ast::Module &m, const std::string &only) {
     os_ << "Module " << m.name << "\n";
-    for (const ast::ItemPtr &item : m.items) this->item(*item, 1);
+    for (const ast::ItemPtr &item : m.items) {
+      if (!only.empty() && item->kind != ast::ItemKind::Import && declaredName(*item) != only) {
+        auto *s = item->as<ast::ScheduleDecl>();
+        if (!s || s->func.str() != only) continue;
+      }
+      this->item(*item, 1);
+    }
   }
 
 private:
@@ -262,6 +268,6 @@ std::string exprToString(const ast::Expr &e) {
   return "?";
 }
 
-void dumpAST(const ast::Module &m, std::ostream &os) { Dumper(os).module(m); }
+void dumpAST(const ast::Module &m, std::ostream &os, const std::string &only) { Dumper(os).module(m, only); }
 
 } // namespace tdsl

@@ -268,11 +268,28 @@ std::string makeEscape(const std::string &path) {
 
 } // namespace
 
-void printOwnItems(const ir::Module &m, std::ostream &os) {
+void printOwnItems(const ir::Module &m, std::ostream &os, const std::string &only) {
+  // --func: that function and the module's own functions its graph calls.
+  std::set<std::string> wanted;
+  if (!only.empty()) {
+    wanted.insert(only);
+    if (auto *g = m.lookup(only).as<ir::GraphFunc>()) {
+      auto add = [&](const ir::GraphBinding &b) {
+        if (auto *c = std::get_if<ir::CallBinding>(&b)) wanted.insert(c->callee);
+      };
+      for (const ir::GraphItem &item : g->body) {
+        if (auto *df = std::get_if<ir::DataflowBlock>(&item))
+          for (const ir::GraphBinding &b : df->bindings) add(b);
+        else if (auto *c = std::get_if<ir::CallBinding>(&item))
+          wanted.insert(c->callee);
+      }
+    }
+  }
   for (const std::string &imp : m.imports) os << "import \"" << imp << "\";\n";
   bool first = m.imports.empty();
   for (const ir::Func &f : m.functions()) {
     if (f.name().find('.') != std::string::npos) continue;
+    if (!only.empty() && !wanted.count(f.name())) continue;
     if (!first) os << "\n";
     first = false;
     os << ir::toString(f);
@@ -492,8 +509,12 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
   if (opts.writeDeps && !writeDepFile(opts, c.dependencies(), err)) return 1;
 
   std::ostringstream text;
+  if (!opts.func.empty() && !c.mainModule().findCallable(opts.func)) {
+    err << "tdslc: error: no func, graph or extern named '" << opts.func << "' in '" << opts.input << "'\n";
+    return 1;
+  }
   if (opts.emit == EmitKind::AST) {
-    dumpAST(c.mainModule(), text);
+    dumpAST(c.mainModule(), text, opts.func);
     for (const ast::Module *s : c.scheduleModules()) dumpAST(*s, text);
   } else {
     std::optional<ir::Module> ir = c.buildIR();
@@ -518,7 +539,7 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
       text << cpp::emitHeader(*ir, copts);
       break;
     default:
-      printOwnItems(*ir, text);
+      printOwnItems(*ir, text, opts.func);
     }
   }
   if (opts.output.empty() || opts.output == "-") {

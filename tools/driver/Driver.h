@@ -94,7 +94,7 @@ const std::vector<std::string> &passNames();
 
 /// `--emit=ir`: the module's own items — its import lines, then its functions (imported ones,
 /// named `prefix.name` in the IR module, are not inlined).
-void printOwnItems(const ir::Module &m, std::ostream &os);
+void printOwnItems(const ir::Module &m, std::ostream &os, const std::string &only = "");
 
 /// The standard library folder: $TDSL_STDLIB, else `<exe>/../share/tdsl/stdlib`.
 std::string defaultStdlibDir();
