@@ -115,13 +115,29 @@ void requireWrites(const Block *block, const Buffer &buffer) {
                       "block '" + block->name + "' is here");
 }
 
+namespace {
+struct BufferReplacer : IRMutator {
+  const Buffer &old, &replacement;
+  BufferReplacer(const Buffer &o, const Buffer &r) : old(o), replacement(r) {}
+  Buffer mutateBuffer(const Buffer &b) override { return b == old ? replacement : b; }
+};
+} // namespace
+
 void replaceBuffer(ScheduleState &s, const Buffer &old, const Buffer &replacement) {
-  struct R : IRMutator {
-    const Buffer &old, &replacement;
-    R(const Buffer &o, const Buffer &r) : old(o), replacement(r) {}
-    Buffer mutateBuffer(const Buffer &b) override { return b == old ? replacement : b; }
-  } r(old, replacement);
-  s.setFunc(r.mutateFunc(s.func()));
+  s.setFunc(BufferReplacer(old, replacement).mutateFunc(s.func()));
+}
+
+Stmt replaceBufferIn(const Stmt &stmt, const Buffer &old, const Buffer &replacement) {
+  return BufferReplacer(old, replacement).mutate(stmt);
+}
+
+Buffer makeCacheBuffer(const ScheduleState &s, const Buffer &buffer, MemScope scope) {
+  BufferSpec spec(buffer);
+  spec.name = freshBufferName(s, buffer.name() + "_" + scopeName(scope));
+  spec.role = BufferRole::Alloc;
+  spec.scope = scope;
+  spec.align.clear();
+  return spec.make();
 }
 
 void addRootAlloc(ScheduleState &s, const Buffer &buffer) {

@@ -62,6 +62,11 @@ struct BufferSpec {
 /// Replaces `old` by `replacement` everywhere in the function: signature, allocations, loads,
 /// stores and block allocations.
 void replaceBuffer(ScheduleState &s, const ir::Buffer &old, const ir::Buffer &replacement);
+/// `stmt` with every use of `old` replaced by `replacement`.
+ir::Stmt replaceBufferIn(const ir::Stmt &stmt, const ir::Buffer &old, const ir::Buffer &replacement);
+/// A new allocation `<buffer>_<scope>` (made unique) of `buffer`'s dtype and shape, the cache
+/// that cache_read and cache_write create.
+ir::Buffer makeCacheBuffer(const ScheduleState &s, const ir::Buffer &buffer, ir::MemScope scope);
 /// Appends `buffer` to the function's root allocations.
 void addRootAlloc(ScheduleState &s, const ir::Buffer &buffer);
 

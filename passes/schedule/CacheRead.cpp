@@ -62,20 +62,10 @@ std::string cacheRead(ScheduleState &s, const std::string &blockName, const Buff
   Region region = relaxRegion(s, buffer, reads, at.inner, at.outer);
 
   // Step 3: rewrite — the cache buffer, its copy nest, and the block reading the cache.
-  BufferSpec spec(buffer);
-  spec.name = freshBufferName(s, buffer.name() + "_" + scopeName(scope));
-  spec.role = BufferRole::Alloc;
-  spec.scope = scope;
-  spec.align.clear();
-  Buffer cache = spec.make();
-  std::string copyName = freshBlockName(s, spec.name);
+  Buffer cache = makeCacheBuffer(s, buffer, scope);
+  std::string copyName = freshBlockName(s, cache.name());
   Stmt copy = copyNest(copyName, buffer, cache, region, block->loc);
-  struct ReadCache : IRMutator {
-    const Buffer &from, &to;
-    ReadCache(const Buffer &f, const Buffer &t) : from(f), to(t) {}
-    Buffer mutateBuffer(const Buffer &b) override { return b == from ? to : b; }
-  } rewrite(buffer, cache);
-  Stmt newBlock = rewrite.mutate(Stmt(block));
+  Stmt newBlock = replaceBufferIn(Stmt(block), buffer, cache);
 
   // Step 4: replace (the insertion keeps `block` itself, so it can still be found after).
   insertBefore(s, at.anchor, copy);

@@ -75,20 +75,10 @@ std::string cacheWrite(ScheduleState &s, const std::string &blockName, const Buf
   Region region = relaxRegion(s, buffer, writes, inner, outer);
 
   // Step 3: rewrite — the cache, the block using it, the copy back.
-  BufferSpec spec(buffer);
-  spec.name = freshBufferName(s, buffer.name() + "_" + scopeName(scope));
-  spec.role = BufferRole::Alloc;
-  spec.scope = scope;
-  spec.align.clear();
-  Buffer cache = spec.make();
-  std::string copyName = freshBlockName(s, spec.name);
+  Buffer cache = makeCacheBuffer(s, buffer, scope);
+  std::string copyName = freshBlockName(s, cache.name());
   Stmt copy = copyNest(copyName, cache, buffer, region, block->loc);
-  struct UseCache : IRMutator {
-    const Buffer &from, &to;
-    UseCache(const Buffer &f, const Buffer &t) : from(f), to(t) {}
-    Buffer mutateBuffer(const Buffer &b) override { return b == from ? to : b; }
-  } rewrite(buffer, cache);
-  Stmt newBlock = rewrite.mutate(Stmt(block));
+  Stmt newBlock = replaceBufferIn(Stmt(block), buffer, cache);
 
   // Step 4: replace.
   if (consumer) insertBefore(s, anchor, copy);

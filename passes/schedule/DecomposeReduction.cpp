@@ -12,19 +12,6 @@ namespace tdsl::schedule {
 
 using namespace ir;
 
-namespace {
-
-void conjuncts(const Expr &e, std::vector<Expr> &out) {
-  if (const auto *a = e.as<And>()) {
-    conjuncts(a->a, out);
-    conjuncts(a->b, out);
-    return;
-  }
-  out.push_back(e);
-}
-
-} // namespace
-
 /// decompose_reduction(Y, k) (TVM's decompose_reduction): Y loses its init; a block Y_init
 /// with Y's spatial axes runs the init, just before loop k, inside the loops above k. The loops
 /// from k down to Y that the spatial axes use are copied above Y_init (`<loop>_init`, same range
@@ -113,8 +100,7 @@ std::string decomposeReduction(ScheduleState &s, const std::string &blockName, c
     if (used) chosen.push_back(*it);
     else dropped.push_back((*it)->loopVar);
   }
-  std::vector<Expr> parts;
-  conjuncts(block->predicate, parts);
+  std::vector<Expr> parts = conjuncts(block->predicate);
   Expr predicate = boolImm(true);
   for (const Expr &c : parts) {
     bool keep = true;

@@ -95,14 +95,6 @@ std::optional<Reduction> matchReduction(const Block *block) {
   return r;
 }
 
-void conjuncts(const Expr &e, std::vector<Expr> &out) {
-  if (const auto *a = e.as<And>()) {
-    conjuncts(a->a, out);
-    conjuncts(a->b, out);
-    return;
-  }
-  out.push_back(e);
-}
 
 } // namespace
 
@@ -289,8 +281,7 @@ std::string rfactor(ScheduleState &s, const Var &loopVar, int64_t axis) {
     wbIters.push_back(IterVar{copy, IterKind::Spatial, iv.extent, substitute(iv.binding, loopMap), iv.loc});
     wbMap.emplace_back(iv.var, VarRef::make(copy));
   }
-  std::vector<Expr> parts;
-  conjuncts(block->predicate, parts);
+  std::vector<Expr> parts = conjuncts(block->predicate);
   Expr predicate = boolImm(true);
   // A conjunct over dropped loops holds at their start exactly when the partial result had its
   // first step (where its init ran), for the affine guards split makes: keep it there.

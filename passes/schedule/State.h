@@ -66,6 +66,9 @@ ir::Stmt substitute(const ir::Stmt &s, const std::vector<std::pair<ir::Var, ir::
 bool uses(const ir::Expr &e, const ir::Var &v);
 /// The blocks inside `s`, in program order.
 std::vector<const ir::Block *> blocksIn(const ir::Stmt &s);
+/// The operands of a chain of `&&` (a single condition is one conjunct).
+std::vector<ir::Expr> conjuncts(const ir::Expr &e);
+
 /// An i64 expression as Σ coeff·var + constant.
 struct Affine {
   std::vector<std::pair<ir::Var, int64_t>> terms;
