@@ -7,7 +7,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 packages=(
   cmake ninja-build g++ default-jre-headless antlr4 libantlr4-runtime-dev
-  llvm-19-dev llvm-19-tools libclang-19-dev libclang-cpp19-dev clang-19
+  llvm-19-dev llvm-19-tools libclang-19-dev libclang-cpp19-dev clang-19 libomp-19-dev
   libboost-program-options-dev libdlpack-dev googletest libgtest-dev libbenchmark-dev
   python3-numpy libdnnl-dev libopenblas-dev zlib1g-dev libzstd-dev libedit-dev
   libcurl4-openssl-dev libxml2-dev libffi-dev

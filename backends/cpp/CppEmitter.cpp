@@ -1,6 +1,8 @@
 //===- backends/cpp/CppEmitter.cpp - The C++ backend --------------------------------------===//
 #include "backends/cpp/CppEmitter.h"
 
+#include "backends/cpp/Format.h"
+
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "runtime/Float16.h"
@@ -34,15 +36,19 @@ const char *kPrelude = R"(#include <dlpack/dlpack.h>
 #include <limits>
 #include <type_traits>
 
-namespace {
+// The message of tdsl_last_error(), one per thread and one per program: an inline variable
+// (a COMDAT symbol), so that the objects of several .tdsl files share it.
+namespace tdsl_generated {
+inline thread_local char last_error[512];
+} // namespace tdsl_generated
 
-thread_local char tdsl_error[512];
+namespace {
 
 // Sets the message of tdsl_last_error() and returns the failure status.
 static inline int32_t tdsl_fail(const char *format, ...) {
   va_list args;
   va_start(args, format);
-  std::vsnprintf(tdsl_error, sizeof tdsl_error, format, args);
+  std::vsnprintf(tdsl_generated::last_error, sizeof tdsl_generated::last_error, format, args);
   va_end(args);
   return 1;
 }
@@ -183,7 +189,10 @@ static inline void *tdsl_data(const DLTensor *t) {
 
 } // namespace
 
-extern "C" const char *tdsl_last_error(void) { return tdsl_error; }
+// Weak: every translation unit defines it, the program keeps one (all return the same buffer).
+extern "C" __attribute__((weak)) const char *tdsl_last_error(void) {
+  return tdsl_generated::last_error;
+}
 )";
 
 // ---------------------------------------------------------------------------------------------
@@ -996,7 +1005,7 @@ void FunctionEmitter::emitDlpack(std::ostream &os) {
     shapeNames[v.get()] = names_(v);
     line("int64_t " + names_(v) + " = -1;");
   }
-  line("tdsl_error[0] = '\\0';");
+  line("tdsl_generated::last_error[0] = '\\0';");
   // Device, dtype, rank and compactness; shape variables bound at their first appearance.
   for (const auto &[buffer, name] : tensors) {
     DType t = buffer.dtype();
@@ -1084,7 +1093,7 @@ void FunctionEmitter::emitDlpack(std::ostream &os) {
 
 /// C function names for the emitted functions, unique over the module.
 std::vector<std::string> functionNames(const std::vector<Func> &funcs) {
-  NameTable table({"tdsl_last_error"});
+  NameTable table({"tdsl_last_error", "tdsl_generated"});
   std::vector<std::string> out;
   for (const Func &f : funcs)
     out.push_back(table.define(f.get(), f.name()));
@@ -1123,7 +1132,7 @@ std::string emitCpp(const Module &module, const CppOptions &options) {
     os << "\n";
     FunctionEmitter(sources[i].as<PrimFunc>(), lowered[i].as<PrimFunc>(), names[i]).emit(os);
   }
-  return os.str();
+  return options.format ? formatCpp(os.str(), "tdsl.cpp") : os.str();
 }
 
 std::string emitHeader(const Module &module, const CppOptions &options) {
@@ -1143,7 +1152,7 @@ std::string emitHeader(const Module &module, const CppOptions &options) {
   }
   os << "const char *tdsl_last_error(void);\n\n"
      << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
-  return os.str();
+  return options.format ? formatCpp(os.str(), "tdsl.h") : os.str();
 }
 
 } // namespace tdsl::cpp

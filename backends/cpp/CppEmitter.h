@@ -28,6 +28,8 @@ struct CppOptions {
   lower::StepCallback afterLowerStep;
   /// The include guard of the header (emitHeader).
   std::string headerGuard = "TDSL_GENERATED_H";
+  /// Format the text with clang::format (LLVM style, 100 columns; backends/cpp/Format.h).
+  bool format = true;
 };
 
 /// The functions a backend emits: the PrimFuncs of the module with no open generic constant
@@ -37,7 +39,7 @@ std::vector<ir::Func> emittedFunctions(const ir::Module &module, const CppOption
 /// A C++17 translation unit with both entries of every emitted function.
 ///
 /// Requires: a checked, scheduled module.
-/// Guarantees: deterministic text; compiles warning-free with g++/clang++ -std=c++17 -Wall
+/// Guarantees: deterministic text, formatted unless `options.format` is false; compiles warning-free with g++/clang++ -std=c++17 -Wall
 /// -Wextra (and -fopenmp for the pragmas to take effect).
 std::string emitCpp(const ir::Module &module, const CppOptions &options = {});
 

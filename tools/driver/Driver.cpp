@@ -3,6 +3,7 @@
 #include "frontend/ASTPrinter.h"
 #include "frontend/ModuleLoader.h"
 #include "frontend/Sema.h"
+#include "backends/cpp/CompileCpp.h"
 #include "backends/cpp/CppEmitter.h"
 #include "ir/IRPrinter.h"
 #include "passes/Instantiate.h"
@@ -486,12 +487,21 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
     for (const std::string &p : passNames()) out << p << "\n";
     return 0;
   }
-  // Stages this build does not have yet are refused up front, before any work.
-  if (opts.emit != EmitKind::AST && opts.emit != EmitKind::IR && opts.emit != EmitKind::Lowered &&
-      opts.emit != EmitKind::Cpp && opts.emit != EmitKind::Header) {
+  // Stages this build does not have yet are refused up front, before any work. An object or
+  // assembly comes only through the C++ backend and the Clang libraries (--via=cpp).
+  if (opts.emit == EmitKind::Obj || opts.emit == EmitKind::Asm) {
+    if (opts.via != "cpp") {
+      err << "tdslc: error: --emit=" << emitKindName(opts.emit)
+          << " is not available yet through LLVM (--via=llvm, the default): this build of tdslc "
+             "makes objects and assembly from the emitted C++ (use --emit="
+          << emitKindName(opts.emit) << " --via=cpp)\n";
+      return 2;
+    }
+  } else if (opts.emit != EmitKind::AST && opts.emit != EmitKind::IR && opts.emit != EmitKind::Lowered &&
+             opts.emit != EmitKind::Cpp && opts.emit != EmitKind::Header) {
     err << "tdslc: error: --emit=" << emitKindName(opts.emit)
         << " is not available yet: this build of tdslc stops after the C++ backend (use --emit=ast, "
-           "ir, lowered, cpp or header)\n";
+           "ir, lowered, cpp, header, or obj or asm with --via=cpp)\n";
     return 2;
   }
   for (const std::string &p : opts.printIRAfter)
@@ -538,17 +548,37 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
     case EmitKind::Header:
       text << cpp::emitHeader(*ir, copts);
       break;
+    case EmitKind::Obj:
+    case EmitKind::Asm: {
+      cpp::CompileOptions options;
+      options.optLevel = opts.optLevel;
+      options.mcpu = opts.mcpu;
+      options.mattr = opts.mattr;
+      options.fastMath = opts.fastMath;
+      options.assembly = opts.emit == EmitKind::Asm;
+      std::string code = cpp::emitCpp(*ir, copts), bytes, errors;
+      if (!cpp::compileCpp(code, fs::path(opts.input).filename().string() + ".cpp", options, bytes, errors)) {
+        err << errors << "tdslc: error: the Clang libraries could not compile the C++ emitted for '"
+            << opts.input << "'\n";
+        return 1;
+      }
+      text << bytes;
+      break;
+    }
     default:
       printOwnItems(*ir, text, opts.func);
     }
   }
-  if (opts.output.empty() || opts.output == "-") {
+  // An object goes to -o FILE or <stem>.o; text (assembly included) to -o FILE or stdout.
+  std::string output = opts.output;
+  if (output.empty() && opts.emit == EmitKind::Obj) output = defaultObjectName(opts.input);
+  if (output.empty() || output == "-") {
     out << text.str();
     return 0;
   }
-  std::ofstream file(opts.output, std::ios::binary);
-  if (!file || !(file << text.str())) {
-    err << "tdslc: error: cannot write '" << opts.output << "'\n";
+  std::ofstream file(output, std::ios::binary);
+  if (!file || !(file << text.str()) || !file.flush()) {
+    err << "tdslc: error: cannot write '" << output << "'\n";
     return 1;
   }
   return 0;

@@ -6,6 +6,10 @@ function's C++ and header with tdslc, compiles them with g++ (-std=c++17 -O2 -Wa
 entry), runs it on .npy inputs, runs `tdsl-run --interpret` on the same inputs and compares
 the outputs: it prints `MATCH name` for each output within tolerance (|got - want| <= atol +
 rtol * |want|, exact when both are 0), or a description of the mismatch.
+
+With obj=True the function is compiled by tdslc itself (`--emit=obj --via=cpp`, the Clang
+libraries in-process) and only the harness by g++, linked as docs/cpp-backend.md says:
+`g++ harness.cpp f.o -lm -lpthread` plus LLVM's OpenMP runtime (-lomp) for parallel loops.
 """
 import os
 import subprocess
@@ -17,6 +21,9 @@ TDSLC, TDSL_RUN, SOURCE, TMP = sys.argv[1:5]
 HERE = os.path.dirname(os.path.abspath(__file__))
 os.makedirs(TMP, exist_ok=True)
 CXXFLAGS = ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-fopenmp"]
+# Where Debian's libomp-19-dev puts LLVM's OpenMP runtime (scripts/setup.sh installs it).
+OMP_LIBDIR = os.environ.get("TDSL_OMP_LIBDIR", "/usr/lib/llvm-19/lib")
+OBJ_LDFLAGS = ["-L" + OMP_LIBDIR, "-Wl,-rpath," + OMP_LIBDIR, "-lomp", "-lm", "-lpthread"]
 
 
 def rng(seed=0):
@@ -42,10 +49,13 @@ def literal(value):
     return str(value)
 
 
-def build(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag=""):
+def build(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag="", obj=False):
     """Emits and compiles `func`; returns the harness executable."""
     stem = os.path.join(TMP, func + tag)
-    run_or_die([TDSLC, SOURCE, "--func", func, "--emit=cpp", "-o", stem + ".cpp"] + list(tdslc_flags))
+    if obj:
+        run_or_die([TDSLC, SOURCE, "--func", func, "--emit=obj", "--via=cpp", "-o", stem + ".o"] + list(tdslc_flags))
+    else:
+        run_or_die([TDSLC, SOURCE, "--func", func, "--emit=cpp", "-o", stem + ".cpp"] + list(tdslc_flags))
     run_or_die([TDSLC, SOURCE, "--func", func, "--emit=header", "-o", stem + ".h"] + list(tdslc_flags))
     args, t = [], 0
     for value in list(inputs.values()) + list(outputs.values()):
@@ -56,18 +66,23 @@ def build(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag=""):
             args.append(literal(value))
     call = "TDSL_CALL(t)=%s_dlpack(%s)" % (func, ", ".join(args))
     exe = stem + ".exe"
-    run_or_die(["g++"] + CXXFLAGS + list(cxxflags) + ["-I", TMP, '-DTDSL_HEADER="%s.h"' % os.path.basename(stem),
-                "-D" + call, os.path.join(HERE, "harness.cpp"), stem + ".cpp", "-o", exe, "-lm"])
+    defines = ["-I", TMP, '-DTDSL_HEADER="%s.h"' % os.path.basename(stem), "-D" + call]
+    if obj:
+        flags = [f for f in CXXFLAGS if f != "-fopenmp"] + list(cxxflags)
+        run_or_die(["g++"] + flags + defines + [os.path.join(HERE, "harness.cpp"), stem + ".o", "-o", exe] + OBJ_LDFLAGS)
+        return exe
+    run_or_die(["g++"] + CXXFLAGS + list(cxxflags) + defines + [os.path.join(HERE, "harness.cpp"), stem + ".cpp",
+                "-o", exe, "-lm"])
     return exe
 
 
 def check(func, inputs, outputs, tolerances=None, tdslc_flags=(), cxxflags=(), env=None, tag="",
-          bf16=()):
+          bf16=(), obj=False):
     """`inputs`: name -> array or Python scalar, in signature order; `outputs`: name -> initial
     array, in signature order; `tolerances`: name -> (rtol, atol), exact by default; `bf16`:
     the names whose arrays are bf16 bit patterns (<u2)."""
     tolerances = tolerances or {}
-    exe = build(func, inputs, outputs, tdslc_flags, cxxflags, tag)
+    exe = build(func, inputs, outputs, tdslc_flags, cxxflags, tag, obj)
     harness_args, interp_args = [], [TDSL_RUN, SOURCE, "--func", func, "--interpret"] + list(tdslc_flags)
     for name, value in inputs.items():
         if isinstance(value, np.ndarray):

@@ -1,0 +1,34 @@
+//===- backends/cpp/CompileCpp.h - Emitted C++ to an object, in-process -------------------===//
+//
+// `tdslc --emit=obj|asm --via=cpp`: the translation unit of emitCpp is compiled by the Clang
+// libraries inside tdslc (clang::driver builds the -cc1 command line for the host, with the
+// system's C++ headers; clang::CompilerInstance compiles the in-memory buffer). No compiler
+// process is started.
+//
+// The object is position independent and built with -fopenmp: `#pragma omp simd` needs no
+// runtime, `#pragma omp parallel for` becomes calls to LLVM's OpenMP runtime (__kmpc_*), so an
+// object with parallel loops links with libomp (docs/cpp-backend.md has the link line).
+//
+//===--------------------------------------------------------------------------------------===//
+#pragma once
+
+#include <string>
+
+namespace tdsl::cpp {
+
+struct CompileOptions {
+  int optLevel = 2;            ///< -O0..-O3
+  std::string mcpu = "native"; ///< the target CPU (-march= on x86); "native": the host's
+  std::string mattr;           ///< "+avx512f,-fma": each becomes -target-feature
+  bool fastMath = false;       ///< -ffast-math
+  bool assembly = false;       ///< textual assembly instead of an ELF object
+};
+
+/// Compiles `code` (a C++17 translation unit, named `bufferName` in messages) for the host.
+/// Returns true and the object (or assembly) bytes in `output`; false with Clang's
+/// diagnostics in `errors` (the emitted code should never fail: that is a backend bug, or a
+/// bad --mcpu/--mattr).
+bool compileCpp(const std::string &code, const std::string &bufferName, const CompileOptions &options,
+                std::string &output, std::string &errors);
+
+} // namespace tdsl::cpp

@@ -1,0 +1,65 @@
+# cmake/TDSL.cmake — build TDSL kernels from CMake.
+#
+#   include(path/to/cmake/TDSL.cmake)
+#   tdsl_add_library(kernels SOURCES a.tdsl b.tdsl [FLAGS -O3 --mcpu=x86-64-v3 ...])
+#   target_link_libraries(app PRIVATE kernels)   # objects, headers, and the runtime libraries
+#
+# For each source, `tdslc --emit=obj --via=cpp` makes an object and `tdslc --emit=header` the
+# header <stem>.h; both record the files the source imports in a depfile (-MD -MF), so that
+# editing an imported .tdsl rebuilds what uses it. The library is STATIC; its include
+# directory (PUBLIC) holds the headers; it links -lm, the threads library and LLVM's OpenMP
+# runtime (libomp, for parallel loops; see docs/cpp-backend.md).
+#
+# Settings: TDSLC (the compiler; found on PATH unless given), TDSL_OMP_LIBRARY (libomp).
+include_guard(GLOBAL)
+cmake_minimum_required(VERSION 3.20) # DEPFILE with every generator, CMP0116
+
+find_program(TDSLC tdslc DOC "the TDSL compiler")
+if(NOT TDSLC)
+  message(FATAL_ERROR "tdslc not found: pass -DTDSLC=/path/to/tdslc")
+endif()
+find_library(TDSL_OMP_LIBRARY NAMES omp PATHS /usr/lib/llvm-19/lib NO_DEFAULT_PATH
+  DOC "LLVM's OpenMP runtime (libomp), needed by kernels with parallel loops")
+if(NOT TDSL_OMP_LIBRARY)
+  find_library(TDSL_OMP_LIBRARY NAMES omp)
+endif()
+if(NOT TDSL_OMP_LIBRARY)
+  message(FATAL_ERROR "LLVM's OpenMP runtime (libomp) not found: install libomp-19-dev")
+endif()
+set(THREADS_PREFER_PTHREAD_FLAG ON)
+find_package(Threads REQUIRED)
+
+function(tdsl_add_library name)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "SOURCES;FLAGS")
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "tdsl_add_library(${name}): no SOURCES")
+  endif()
+  set(objdir ${CMAKE_CURRENT_BINARY_DIR}/${name}.tdsl)
+  set(incdir ${CMAKE_CURRENT_BINARY_DIR}/${name}.include)
+  file(MAKE_DIRECTORY ${objdir} ${incdir})
+  set(outputs)
+  foreach(src IN LISTS ARG_SOURCES)
+    get_filename_component(abs ${src} ABSOLUTE)
+    get_filename_component(stem ${src} NAME_WE)
+    set(obj ${objdir}/${stem}.o)
+    set(hdr ${incdir}/${stem}.h)
+    add_custom_command(OUTPUT ${obj}
+      COMMAND ${TDSLC} --emit=obj --via=cpp ${ARG_FLAGS} -MD -MF ${obj}.d -o ${obj} ${abs}
+      DEPENDS ${abs} ${TDSLC}
+      DEPFILE ${obj}.d
+      COMMENT "tdslc ${src} (object)"
+      VERBATIM)
+    add_custom_command(OUTPUT ${hdr}
+      COMMAND ${TDSLC} --emit=header ${ARG_FLAGS} -MD -MF ${hdr}.d -o ${hdr} ${abs}
+      DEPENDS ${abs} ${TDSLC}
+      DEPFILE ${hdr}.d
+      COMMENT "tdslc ${src} (header)"
+      VERBATIM)
+    set_source_files_properties(${obj} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
+    list(APPEND outputs ${obj} ${hdr})
+  endforeach()
+  add_library(${name} STATIC ${outputs})
+  set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
+  target_include_directories(${name} PUBLIC ${incdir})
+  target_link_libraries(${name} PUBLIC ${TDSL_OMP_LIBRARY} Threads::Threads m)
+endfunction()
