@@ -976,12 +976,30 @@ void FunctionEmitter::emit(std::ostream &os) {
     os << " (line " << source_->loc.line << ")";
   os << "\nextern \"C\" " << raw << " {\n";
   indent_ = 1;
+  // Parameters the body never uses are marked so, for -Wunused-parameter.
+  struct Uses : IRVisitor {
+    std::set<const void *> used;
+    void visit(const VarRef *op) override { used.insert(op->var.get()); }
+    void visit(const BufferLoad *op) override {
+      used.insert(op->buffer.get());
+      IRVisitor::visit(op);
+    }
+    void visit(const BufferStore *op) override {
+      used.insert(op->buffer.get());
+      IRVisitor::visit(op);
+    }
+  } uses;
+  uses.visitStmt(lowered_->body);
+  auto unused = [&](const void *p, const std::string &name) {
+    if (!uses.used.count(p)) line("(void)" + name + ";");
+  };
   for (const FuncParam &p : lowered_->inputs)
-    line("(void)" + (p.isTensor() ? names_(p.buffer) : names_(p.scalar)) + ";");
+    unused(p.isTensor() ? static_cast<const void *>(p.buffer.get()) : p.scalar.get(),
+           p.isTensor() ? names_(p.buffer) : names_(p.scalar));
   for (const Buffer &b : lowered_->outputs)
-    line("(void)" + names_(b) + ";");
+    unused(b.get(), names_(b));
   for (const Var &v : lowered_->shapeVars)
-    line("(void)" + names_(v) + ";");
+    unused(v.get(), names_(v));
   stmt(lowered_->body, false);
   line("return 0;");
   indent_ = 0;
