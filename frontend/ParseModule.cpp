@@ -1,5 +1,5 @@
-// Parser.cpp — runs the ANTLR-generated lexer and parser, rewrites ANTLR's error messages into
-// readable Clang-style diagnostics, and builds the AST from the parse tree.
+// ParseModule.cpp — runs the ANTLR-generated lexer and parser, rewrites ANTLR's error
+// messages into readable Clang-style diagnostics, and builds the AST from the parse tree.
 #include "frontend/Parser.h"
 
 #include "support/Diagnostics.h"
