@@ -1,7 +1,10 @@
 // Reorder.cpp — reorder(l0, …, lk): permute loops of one perfectly nested chain.
 #include "passes/schedule/Primitives.h"
 
+#include "passes/schedule/Dependence.h"
+
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace tdsl::schedule {
@@ -74,6 +77,18 @@ void reorder(ScheduleState &s, const std::vector<Var> &order) {
                                 "'; moving it could run a reduction step before its init",
                             result[i]->loopVar->loc, "loop declared here");
     }
+  }
+  // A loop that changes place must not carry a dependence: its iterations would run in
+  // another order relative to the loops it passes (a consumer reading what an earlier
+  // iteration produced, `Y[vj - 1]`). A reduction's own update is no dependence.
+  std::map<const VarNode *, int64_t> varying = innerLoops(top);
+  auto topExtent = asConstInt(top->extent);
+  varying[top->loopVar.get()] = topExtent ? *topExtent : -1;
+  for (size_t i = 0; i < chain.size(); ++i) {
+    if (result[i] == chain[i]) continue;
+    std::map<const VarNode *, int64_t> others = varying;
+    others.erase(chain[i]->loopVar.get());
+    requireIndependentIterations(top, chain[i]->loopVar, others, /*allowSameIndexUpdates=*/true);
   }
   // Step 3: rebuild innermost first, then replace.
   Stmt body = chain.back()->body;
