@@ -423,6 +423,21 @@ Stmt Allocate::make(Buffer buffer, Stmt body, SourceLoc loc) {
   return node;
 }
 
+Stmt AssertStmt::make(Expr condition, std::string message, std::vector<Expr> args, Stmt body,
+                      SourceLoc loc) {
+  TDSL_IR_CHECK(condition.defined() && condition.dtype() == DType::boolean(),
+                "assert condition must be a scalar bool");
+  TDSL_IR_CHECK(body.defined(), "assert without a body");
+  for (const Expr &arg : args)
+    TDSL_IR_CHECK(arg.defined() && arg.dtype() == DType::i64(), "assert arguments are i64");
+  auto *node = newNode<AssertStmt>(loc);
+  node->condition = std::move(condition);
+  node->message = std::move(message);
+  node->args = std::move(args);
+  node->body = std::move(body);
+  return node;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Functions and modules
 // ---------------------------------------------------------------------------------------------

@@ -70,7 +70,8 @@ namespace tdsl::ir {
 // clang-format on
 
 #define TDSL_FOR_EACH_STMT_NODE(X)                                                                 \
-  X(For) X(Block) X(BufferStore) X(LetStmt) X(IfThenElse) X(SeqStmt) X(Evaluate) X(Allocate)
+  X(For) X(Block) X(BufferStore) X(LetStmt) X(IfThenElse) X(SeqStmt) X(Evaluate) X(Allocate)     \
+  X(AssertStmt)
 
 #define TDSL_FOR_EACH_FUNC_NODE(X) X(PrimFunc) X(GraphFunc) X(ExternFunc)
 
@@ -505,6 +506,19 @@ struct Allocate final : StmtNodeOf<StmtKind::Allocate> {
   Buffer buffer;
   Stmt body;
   static Stmt make(Buffer buffer, Stmt body, SourceLoc loc = {});
+};
+
+/// Lowered form (only with --bounds-check, passes/lower/BoundsCheck.h): runs `body` when
+/// `condition` holds. Otherwise `body` is skipped, the function goes on, and its entry returns
+/// non-zero at the end with `message` in tdsl_last_error() (the first failure's message), each
+/// "{}" of `message` replaced by the value of the next of `args` (i64 expressions).
+struct AssertStmt final : StmtNodeOf<StmtKind::AssertStmt> {
+  Expr condition;
+  std::string message;
+  std::vector<Expr> args;
+  Stmt body;
+  static Stmt make(Expr condition, std::string message, std::vector<Expr> args, Stmt body,
+                   SourceLoc loc = {});
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -270,4 +270,15 @@ Stmt IRMutator::visit(const Allocate *op) {
   return Allocate::make(std::move(buffer), std::move(body), op->loc);
 }
 
+Stmt IRMutator::visit(const AssertStmt *op) {
+  Expr condition = mutate(op->condition);
+  bool changed = false;
+  std::vector<Expr> args = mutateExprs(op->args, changed);
+  Stmt body = mutate(op->body);
+  if (!changed && condition.sameAs(op->condition) && body.sameAs(op->body))
+    return op;
+  return AssertStmt::make(std::move(condition), op->message, std::move(args), std::move(body),
+                          op->loc);
+}
+
 } // namespace tdsl::ir

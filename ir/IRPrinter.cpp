@@ -466,6 +466,22 @@ void Printer::printStmt(const Stmt &s) {
     names_.undefine(op->buffer.get());
     return;
   }
+  case StmtKind::AssertStmt: {
+    const auto *op = s.as<AssertStmt>();
+    line() << "assert ";
+    printExpr(op->condition);
+    *os_ << ", " << quote(op->message);
+    for (const Expr &arg : op->args) {
+      *os_ << ", ";
+      printExpr(arg);
+    }
+    *os_ << " {\n";
+    ++indent_;
+    printBody(op->body);
+    --indent_;
+    line() << "}\n";
+    return;
+  }
   }
 }
 

@@ -117,5 +117,11 @@ void IRVisitor::visit(const SeqStmt *op) {
 
 void IRVisitor::visit(const Evaluate *op) { visitExpr(op->value); }
 void IRVisitor::visit(const Allocate *op) { visitStmt(op->body); }
+void IRVisitor::visit(const AssertStmt *op) {
+  visitExpr(op->condition);
+  for (const Expr &arg : op->args)
+    visitExpr(arg);
+  visitStmt(op->body);
+}
 
 } // namespace tdsl::ir

@@ -283,6 +283,11 @@ bool Comparer::stmt(const Stmt &a, const Stmt &b) {
     const auto *x = a.as<Allocate>(), *y = b.as<Allocate>();
     return defineBuffer(x->buffer, y->buffer) && stmt(x->body, y->body);
   }
+  case StmtKind::AssertStmt: {
+    const auto *x = a.as<AssertStmt>(), *y = b.as<AssertStmt>();
+    return x->message == y->message && expr(x->condition, y->condition) &&
+           exprs(x->args, y->args) && stmt(x->body, y->body);
+  }
   }
   return false;
 }

@@ -32,6 +32,13 @@ protected:
         return simplify(Add::make(inner->a, IntImm::make(n->type, wrap(n->type, uint64_t(*c1) + uint64_t(*b)))));
     return e;
   }
+  Expr visit(const Neg *op) override {
+    Expr e = IRMutator::visit(op);
+    auto *n = e.as<Neg>();
+    if (!n || !n->type.isInteger()) return e;
+    if (auto a = asConstInt(n->a)) return IntImm::make(n->type, wrap(n->type, uint64_t(0) - uint64_t(*a)));
+    return e;
+  }
   Expr visit(const Sub *op) override {
     Expr e = IRMutator::visit(op);
     auto *n = e.as<Sub>();

@@ -171,6 +171,17 @@ static inline float tdsl_bf16_value(uint16_t h) {
 static inline float tdsl_round_f16(double x) { return tdsl_f16_value(tdsl_f16_bits(x)); }
 static inline float tdsl_round_bf16(double x) { return tdsl_bf16_value(tdsl_bf16_bits(x)); }
 
+// --bounds-check: the first failed check of a call records its message; the entry returns
+// it at the end (a check inside an OpenMP loop cannot return). Atomic: threads may race.
+static inline void tdsl_report(int *failed, char *message, size_t size, const char *format, ...) {
+  if (__atomic_exchange_n(failed, 1, __ATOMIC_ACQ_REL))
+    return;
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(message, size, format, args);
+  va_end(args);
+}
+
 // DLPack checks.
 static inline bool tdsl_is_compact(const DLTensor *t) {
   if (!t->strides)
@@ -400,6 +411,14 @@ private:
   std::string roundHalf(DType t, const std::string &text);
   Bounds bounds(const Expr &e);
 
+  // Vector code (lowered by lower.vectorize): GCC/Clang vector extensions, loads and stores
+  // through memcpy (unaligned), every vector value a local, never a function argument.
+  std::string vexpr(const Expr &e);
+  std::string vtemp(DType t, const std::string &init);
+  void vectorStore(const BufferStore *op);
+  // --bounds-check.
+  void assertStmt(const AssertStmt *op);
+
   // Statements.
   void stmt(const Stmt &s, bool inFor);
   void line(const std::string &text) { *os_ << std::string(indent_ * 2, ' ') << text << "\n"; }
@@ -416,7 +435,26 @@ private:
   std::ostream *os_ = nullptr;
   int indent_ = 0;
   int loopDepth_ = 0;
+  int temps_ = 0; ///< Vector temporaries tdsl_v0, tdsl_v1, ...
 };
+
+/// The C name of a vector type: tdsl_f32x8.
+std::string vectorTypeName(DType t) { return "tdsl_" + t.name(); }
+
+/// `text` as a C string literal body.
+std::string cString(const std::string &text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
 
 std::string FunctionEmitter::rawPrototype(bool forHeader) {
   std::ostringstream os;
@@ -771,8 +809,114 @@ std::string FunctionEmitter::callExpr(const Call *op) {
   return roundHalf(t, text);
 }
 
+std::string FunctionEmitter::vtemp(DType t, const std::string &init) {
+  std::string name = "tdsl_v" + std::to_string(temps_++);
+  line(vectorTypeName(t) + " " + name + init + ";");
+  return name;
+}
+
+std::string FunctionEmitter::vexpr(const Expr &e) {
+  DType t = e.dtype();
+  int lanes = t.lanes();
+  switch (e.kind()) {
+  case ExprKind::Broadcast: {
+    std::string value = expr(e.as<Broadcast>()->value);
+    std::string scalar = "tdsl_v" + std::to_string(temps_++);
+    line("const " + valueType(t.element()) + " " + scalar + " = " + stripParens(value) + ";");
+    std::string init = " = {";
+    for (int i = 0; i < lanes; ++i)
+      init += (i ? ", " : "") + scalar;
+    return vtemp(t, init + "}");
+  }
+  case ExprKind::BufferLoad: {
+    const auto *op = e.as<BufferLoad>();
+    const auto *ramp = op->indices[0].as<Ramp>();
+    TDSL_IR_CHECK(ramp && isConstInt(ramp->stride, 1), "vector loads are contiguous");
+    std::string v = vtemp(t, "");
+    line("std::memcpy(&" + v + ", &" + names_(op->buffer) + "[" + stripParens(expr(ramp->base)) +
+         "], sizeof " + v + ");");
+    return v;
+  }
+  case ExprKind::Add:
+  case ExprKind::Sub:
+  case ExprKind::Mul:
+  case ExprKind::Div: {
+    // Operands in order, each emitted before the text that combines them.
+    auto [a, b] = e.kind() == ExprKind::Add   ? std::pair(e.as<Add>()->a, e.as<Add>()->b)
+                  : e.kind() == ExprKind::Sub ? std::pair(e.as<Sub>()->a, e.as<Sub>()->b)
+                  : e.kind() == ExprKind::Mul ? std::pair(e.as<Mul>()->a, e.as<Mul>()->b)
+                                              : std::pair(e.as<Div>()->a, e.as<Div>()->b);
+    const char *op = e.kind() == ExprKind::Add   ? " + "
+                     : e.kind() == ExprKind::Sub ? " - "
+                     : e.kind() == ExprKind::Mul ? " * "
+                                                 : " / ";
+    std::string x = vexpr(a);
+    std::string y = vexpr(b);
+    return "(" + x + op + y + ")";
+  }
+  case ExprKind::Neg:
+    return "(-" + vexpr(e.as<Neg>()->a) + ")";
+  case ExprKind::Min:
+  case ExprKind::Max: {
+    bool isMin = e.kind() == ExprKind::Min;
+    const Expr &a = isMin ? e.as<Min>()->a : e.as<Max>()->a;
+    const Expr &b = isMin ? e.as<Min>()->b : e.as<Max>()->b;
+    std::string x = vexpr(a);
+    x = vtemp(t, " = " + stripParens(x));
+    std::string y = vexpr(b);
+    y = vtemp(t, " = " + stripParens(y));
+    line("for (int tdsl_lane = 0; tdsl_lane < " + std::to_string(lanes) + "; ++tdsl_lane)");
+    line("  " + x + "[tdsl_lane] = std::" + (isMin ? "fmin(" : "fmax(") + x + "[tdsl_lane], " + y +
+         "[tdsl_lane]);");
+    return x;
+  }
+  case ExprKind::Cast: {
+    std::string a = vexpr(e.as<Cast>()->value);
+    a = vtemp(e.as<Cast>()->value.dtype(), " = " + stripParens(a));
+    return "__builtin_convertvector(" + a + ", " + vectorTypeName(t) + ")";
+  }
+  default:
+    break;
+  }
+  TDSL_IR_CHECK(false, "a vector expression the C++ backend has no form for");
+}
+
+void FunctionEmitter::vectorStore(const BufferStore *op) {
+  const auto *ramp = op->indices[0].as<Ramp>();
+  TDSL_IR_CHECK(ramp && isConstInt(ramp->stride, 1), "vector stores are contiguous");
+  std::string value = vexpr(op->value);
+  std::string v = vtemp(op->value.dtype(), " = " + stripParens(value));
+  line("std::memcpy(&" + names_(op->buffer) + "[" + stripParens(expr(ramp->base)) + "], &" + v +
+       ", sizeof " + v + ");");
+}
+
+void FunctionEmitter::assertStmt(const AssertStmt *op) {
+  std::string format = cString(op->message), args;
+  std::string out;
+  for (size_t i = 0; i < format.size(); ++i) {
+    if (format.compare(i, 2, "{}") == 0) {
+      out += "%lld";
+      ++i;
+    } else if (format[i] == '%') {
+      out += "%%";
+    } else {
+      out += format[i];
+    }
+  }
+  for (const Expr &arg : op->args)
+    args += ", static_cast<long long>(" + stripParens(expr(arg)) + ")";
+  line("if (" + stripParens(expr(op->condition)) + ") {");
+  ++indent_;
+  stmt(op->body, false);
+  --indent_;
+  line("} else {");
+  line("  tdsl_report(&tdsl_failed, tdsl_message, sizeof tdsl_message, \"" + out + "\"" + args +
+       ");");
+  line("}");
+}
+
 std::string FunctionEmitter::expr(const Expr &e) {
-  TDSL_IR_CHECK(e.dtype().isScalar(), "the C++ backend emits scalar code only");
+  TDSL_IR_CHECK(e.dtype().isScalar(), "vector values are emitted by vexpr");
   switch (e.kind()) {
   case ExprKind::IntImm:
     return intLiteral(e.dtype(), e.as<IntImm>()->value);
@@ -880,6 +1024,8 @@ void FunctionEmitter::stmt(const Stmt &s, bool inFor) {
   }
   case StmtKind::BufferStore: {
     const auto *op = s.as<BufferStore>();
+    if (op->value.dtype().isVector())
+      return vectorStore(op);
     std::string value = stripParens(expr(op->value));
     switch (op->buffer.dtype().code()) {
     case DType::Code::F16:
@@ -952,6 +1098,8 @@ void FunctionEmitter::stmt(const Stmt &s, bool inFor) {
     line("std::free(" + name + ");");
     return;
   }
+  case StmtKind::AssertStmt:
+    return assertStmt(s.as<AssertStmt>());
   case StmtKind::Block:
     break;
   }
@@ -1000,7 +1148,18 @@ void FunctionEmitter::emit(std::ostream &os) {
     unused(b.get(), names_(b));
   for (const Var &v : lowered_->shapeVars)
     unused(v.get(), names_(v));
+  struct Asserts : IRVisitor {
+    bool found = false;
+    void visit(const AssertStmt *) override { found = true; }
+  } asserts;
+  asserts.visitStmt(lowered_->body);
+  if (asserts.found) {
+    line("int tdsl_failed = 0;");
+    line("char tdsl_message[512] = \"\";");
+  }
   stmt(lowered_->body, false);
+  if (asserts.found)
+    line("if (tdsl_failed) return tdsl_fail(\"%s\", tdsl_message);");
   line("return 0;");
   indent_ = 0;
   os << "}\n\n";
@@ -1134,18 +1293,62 @@ std::vector<Func> emittedFunctions(const Module &module, const CppOptions &optio
 }
 
 std::vector<Func> lowerModule(const Module &module, const CppOptions &options) {
+  lower::LowerOptions lowerOptions = options.lower;
+  if (options.afterLowerStep)
+    lowerOptions.afterStep = options.afterLowerStep;
   std::vector<Func> out;
   for (const Func &f : emittedFunctions(module, options))
-    out.push_back(lower::lowerPrimFunc(f, options.afterLowerStep));
+    out.push_back(lower::lowerPrimFunc(f, lowerOptions));
   return out;
 }
+
+namespace {
+
+/// `typedef float tdsl_f32x8 __attribute__((vector_size(32)));` for each vector type the
+/// lowered functions compute on, in a fixed order.
+std::string vectorTypedefs(const std::vector<Func> &lowered) {
+  struct Walker : IRVisitor {
+    std::map<std::string, DType> types;
+    void visit(const BufferStore *op) override {
+      note(op->value);
+      IRVisitor::visit(op);
+    }
+    void note(const Expr &e) {
+      struct All : IRVisitor {
+        std::map<std::string, DType> *types;
+#define TDSL_NOTE(NAME)                                                                          \
+  void visit(const NAME *op) override {                                                          \
+    if (op->type.isVector())                                                                     \
+      types->emplace(vectorTypeName(op->type), op->type);                                        \
+    IRVisitor::visit(op);                                                                        \
+  }
+        TDSL_NOTE(Add) TDSL_NOTE(Sub) TDSL_NOTE(Mul) TDSL_NOTE(Div) TDSL_NOTE(Min) TDSL_NOTE(Max)
+        TDSL_NOTE(Neg) TDSL_NOTE(Cast) TDSL_NOTE(BufferLoad) TDSL_NOTE(Broadcast)
+#undef TDSL_NOTE
+      } all;
+      all.types = &types;
+      if (e.dtype().isVector())
+        types.emplace(vectorTypeName(e.dtype()), e.dtype());
+      all.visitExpr(e);
+    }
+  } walker;
+  for (const Func &f : lowered)
+    walker.visitStmt(f.as<PrimFunc>()->body);
+  std::string out;
+  for (const auto &[name, t] : walker.types)
+    out += "typedef " + storageType(t.element()) + " " + name + " __attribute__((vector_size(" +
+           std::to_string(t.lanes() * t.element().storageBytes()) + ")));\n";
+  return out.empty() ? out : "\n// Vector types (GCC/Clang vector extensions).\n" + out;
+}
+
+} // namespace
 
 std::string emitCpp(const Module &module, const CppOptions &options) {
   std::vector<Func> sources = emittedFunctions(module, options);
   std::vector<Func> lowered = lowerModule(module, options);
   std::vector<std::string> names = functionNames(sources);
   std::ostringstream os;
-  os << "// Generated by tdslc (C++ backend). Do not edit.\n" << kPrelude;
+  os << "// Generated by tdslc (C++ backend). Do not edit.\n" << kPrelude << vectorTypedefs(lowered);
   for (size_t i = 0; i < sources.size(); ++i) {
     os << "\n";
     FunctionEmitter(sources[i].as<PrimFunc>(), lowered[i].as<PrimFunc>(), names[i]).emit(os);

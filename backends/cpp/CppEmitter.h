@@ -24,8 +24,11 @@ namespace tdsl::cpp {
 struct CppOptions {
   /// Only this function (its source name); empty for every one.
   std::string onlyFunc;
-  /// Called after each lowering step of each function (for --print-ir-after).
+  /// Called after each lowering step of each function (for --print-ir-after); when set, it
+  /// replaces lower.afterStep.
   lower::StepCallback afterLowerStep;
+  /// The lowering options (--bounds-check, --print-ir-before).
+  lower::LowerOptions lower;
   /// The include guard of the header (emitHeader).
   std::string headerGuard = "TDSL_GENERATED_H";
   /// Format the text with clang::format (LLVM style, 100 columns; backends/cpp/Format.h).

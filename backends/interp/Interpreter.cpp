@@ -740,6 +740,23 @@ void Interpreter::Impl::exec(Frame &frame, const Stmt &stmt) {
     frame.buffers.erase(alloc->buffer.get());
     return;
   }
+  case StmtKind::AssertStmt: {
+    // Lowered code only (--bounds-check): a failed check stops the run with its message.
+    const auto *op = stmt.as<AssertStmt>();
+    if (isTrue(eval(frame, op->condition)))
+      return exec(frame, op->body);
+    std::string message;
+    size_t arg = 0;
+    for (size_t i = 0; i < op->message.size(); ++i) {
+      if (op->message.compare(i, 2, "{}") == 0 && arg < op->args.size()) {
+        message += std::to_string(evalInt(frame, op->args[arg++]));
+        ++i;
+      } else {
+        message += op->message[i];
+      }
+    }
+    fail(frame, message);
+  }
   }
 }
 

@@ -1,10 +1,15 @@
 //===- passes/lower/Pipeline.cpp - The lowering pipeline ----------------------------------===//
 #include "passes/lower/Pipeline.h"
 
-#include "ir/IRMutator.h"
 #include "passes/Simplify.h"
+#include "passes/lower/BoundsCheck.h"
+#include "passes/lower/CompactBuffers.h"
 #include "passes/lower/FlattenBuffers.h"
 #include "passes/lower/LowerBlocks.h"
+#include "passes/lower/PartitionLoops.h"
+#include "passes/lower/PlaceAllocations.h"
+#include "passes/lower/UnrollLoops.h"
+#include "passes/lower/VectorizeLoops.h"
 
 namespace tdsl::lower {
 
@@ -23,37 +28,61 @@ Func simplifyFunc(const Func &func) {
 
 struct Step {
   const char *name;
-  Func (*run)(const Func &);
+  std::function<Func(const Func &, const LowerOptions &)> run;
 };
 
-const Step kSteps[] = {
-    {"lower.blocks", lowerBlocks},
-    {"lower.flatten", flattenBuffers},
-    {"lower.simplify", simplifyFunc},
-};
+/// The pipeline, one line per step.
+const std::vector<Step> &steps() {
+  auto plain = [](Func (*pass)(const Func &)) {
+    return [pass](const Func &f, const LowerOptions &) { return pass(f); };
+  };
+  static const std::vector<Step> kSteps = {
+      {"lower.blocks", plain(lowerBlocks)},
+      {"lower.bounds-check",
+       [](const Func &f, const LowerOptions &o) {
+         return o.boundsCheck ? insertBoundsChecks(f, o.locationText) : f;
+       }},
+      {"lower.place-allocs", plain(placeAllocations)},
+      {"lower.compact", plain(compactBuffers)},
+      {"lower.flatten", plain(flattenBuffers)},
+      {"lower.simplify", plain(simplifyFunc)},
+      {"lower.partition", plain(partitionLoops)},
+      {"lower.vectorize", plain(vectorizeLoops)},
+      {"lower.unroll", plain(unrollLoops)},
+  };
+  return kSteps;
+}
 
 } // namespace
 
 const std::vector<std::string> &lowerStepNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
-    for (const Step &step : kSteps)
+    for (const Step &step : steps())
       out.push_back(step.name);
     return out;
   }();
   return names;
 }
 
-Func lowerPrimFunc(const Func &func, const StepCallback &afterStep) {
+Func lowerPrimFunc(const Func &func, const LowerOptions &options) {
   TDSL_IR_CHECK(func.as<PrimFunc>() && func.as<PrimFunc>()->constVars.empty(),
                 "lowerPrimFunc takes a PrimFunc without open generic constants");
   Func current = func;
-  for (const Step &step : kSteps) {
-    current = step.run(current);
-    if (afterStep)
-      afterStep(step.name, current);
+  for (const Step &step : steps()) {
+    if (options.beforeStep)
+      options.beforeStep(step.name, current);
+    current = step.run(current, options);
+    if (options.afterStep)
+      options.afterStep(step.name, current);
   }
   return current;
+}
+
+Func lowerPrimFunc(const Func &func, const StepCallback &afterStep) {
+  LowerOptions options;
+  options.afterStep = afterStep;
+  return lowerPrimFunc(func, options);
 }
 
 } // namespace tdsl::lower

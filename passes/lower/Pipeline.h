@@ -1,16 +1,26 @@
 //===- passes/lower/Pipeline.h - The lowering pipeline ------------------------------------===//
 //
 // Scheduled PrimFunc (blocks, multi-dimensional buffers) → loop-level PrimFunc (no blocks,
-// flat buffers), what the code generators consume. The steps, in order:
+// flat buffers, vector code), what the code generators consume. The steps, in order (the
+// contract and the lowered forms of each are in its header and in docs/lowering.md):
 //
-//   lower.blocks    lowerBlocks      blocks to loops, predicates and init to ifs
-//   lower.flatten   flattenBuffers   one row-major index per access (storage_align strides)
-//   lower.simplify  simplify         constant folding of the index arithmetic
+//   lower.blocks        lowerBlocks         blocks to loops, predicates and init to ifs
+//   lower.bounds-check  insertBoundsChecks  AssertStmt around accesses (--bounds-check only)
+//   lower.place-allocs  placeAllocations    each Allocate around the smallest statement that
+//                                           covers the buffer's uses (per loop iteration when
+//                                           iterations touch disjoint parts)
+//   lower.compact       compactBuffers      an Allocate shrunk to the region its body touches
+//   lower.flatten       flattenBuffers      one row-major index per access (storage_align)
+//   lower.simplify      simplify            constant folding of the index arithmetic
+//   lower.partition     partitionLoops      guarded loops split into a guard-free main part
+//                                           and guarded head/tail parts
+//   lower.vectorize     vectorizeLoops      vectorized loops to Ramp/Broadcast vector code
+//   lower.unroll        unrollLoops         small unrolled loops copied out
 //
-// Loop kinds are kept: Parallel, Vectorized and Unrolled loops stay For loops of that kind,
-// and the backends decide (the C++ backend emits `#pragma omp parallel for`, `#pragma omp
-// simd` and `#pragma GCC unroll`). Guards from non-dividing splits stay `if`s for now (no
-// loop partitioning).
+// Loop kinds are kept where a step leaves a loop: a Parallel loop stays a For of that kind (the
+// C++ backend emits `#pragma omp parallel for`), a Vectorized loop that could not be
+// vectorized stays a scalar loop marked Vectorized (`#pragma omp simd`), an Unrolled loop
+// above the unroll limit stays a loop marked Unrolled (`#pragma GCC unroll`).
 //
 //===--------------------------------------------------------------------------------------===//
 #pragma once
@@ -23,8 +33,18 @@
 
 namespace tdsl::lower {
 
-/// Called after each step with the step's name and the function as it is then.
+/// Called before or after each step with the step's name and the function as it is then.
 using StepCallback = std::function<void(const std::string &step, const ir::Func &func)>;
+
+struct LowerOptions {
+  /// Insert run-time bounds checks (lower.bounds-check; off: that step changes nothing).
+  bool boundsCheck = false;
+  /// Spells a source location for bounds-check messages ("file.tdsl:3:7"); when unset, the
+  /// messages say "line L, column C".
+  std::function<std::string(const SourceLoc &)> locationText;
+  /// Called after / before each step.
+  StepCallback afterStep, beforeStep;
+};
 
 /// The step names, in order ("lower.blocks", ...).
 const std::vector<std::string> &lowerStepNames();
@@ -34,6 +54,8 @@ const std::vector<std::string> &lowerStepNames();
 /// Requires: a PrimFunc whose generic constants are all given (constVars empty).
 /// Guarantees: the result has no Block and only rank-1 buffers; its inputs and outputs are
 /// the flat forms of `func`'s, position by position (see flattenBuffers).
-ir::Func lowerPrimFunc(const ir::Func &func, const StepCallback &afterStep = {});
+ir::Func lowerPrimFunc(const ir::Func &func, const LowerOptions &options = {});
+/// The same, with only an after-step callback.
+ir::Func lowerPrimFunc(const ir::Func &func, const StepCallback &afterStep);
 
 } // namespace tdsl::lower

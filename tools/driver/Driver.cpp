@@ -454,8 +454,16 @@ std::optional<ir::Module> Compilation::buildIR() {
   st.diags.flush();
   if (st.diags.hasErrors()) return std::nullopt;
   if (!opts_.noSchedule) {
-    applySchedules(*ir, scripts, opts_.target, st.diags,
-                   [&](const std::string &step, const ir::Func &f) { printAfter(step, f); });
+    printBefore("schedule", *ir);
+    // The IR before a primitive is the function as the previous primitive left it.
+    std::map<std::string, ir::Func> current;
+    for (const ir::Func &f : ir->functions()) current.emplace(f.name(), f);
+    applySchedules(*ir, scripts, opts_.target, st.diags, [&](const std::string &step, const ir::Func &f) {
+      auto it = current.find(f.name());
+      if (it != current.end()) printBefore(step, it->second);
+      current[f.name()] = f;
+      printAfter(step, f);
+    });
     st.diags.flush();
     if (st.diags.hasErrors()) return std::nullopt;
     printAfter("schedule", *ir);
@@ -468,6 +476,27 @@ bool Compilation::wantsPrint(const std::string &step) const {
   for (const std::string &p : opts_.printIRAfter)
     if (p == step) return true;
   return false;
+}
+
+std::string Compilation::locationText(const SourceLoc &loc) const {
+  std::string where = std::to_string(loc.line) + ":" + std::to_string(loc.col);
+  if (loc.file == 0) return "line " + where;
+  return state_->sm.path(loc.file) + ":" + where;
+}
+
+bool Compilation::wantsPrintBefore(const std::string &step) const {
+  return std::find(opts_.printIRBefore.begin(), opts_.printIRBefore.end(), step) != opts_.printIRBefore.end();
+}
+
+void Compilation::printBefore(const std::string &step, const ir::Module &m) {
+  if (!wantsPrintBefore(step)) return;
+  *printStream_ << "// ----- IR before " << step << " -----\n";
+  printOwnItems(m, *printStream_);
+}
+
+void Compilation::printBefore(const std::string &step, const ir::Func &f) {
+  if (!wantsPrintBefore(step)) return;
+  *printStream_ << "// ----- IR before " << step << " (" << f.name() << ") -----\n" << ir::toString(f);
 }
 
 void Compilation::printAfter(const std::string &step, const ir::Module &m) {
@@ -509,9 +538,16 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
       err << "tdslc: error: unknown pass '" << p << "' for --print-ir-after; see --list-passes\n";
       return 2;
     }
-  if (!opts.printIRBefore.empty()) {
-    err << "tdslc: error: --print-ir-before is not available yet: use --print-ir-after\n";
-    return 2;
+  for (const std::string &p : opts.printIRBefore) {
+    if (std::find(passNames().begin(), passNames().end(), p) == passNames().end()) {
+      err << "tdslc: error: unknown pass '" << p << "' for --print-ir-before; see --list-passes\n";
+      return 2;
+    }
+    if (p == "sema") {
+      err << "tdslc: error: --print-ir-before=sema: there is no IR before sema (it builds the IR); use "
+             "--emit=ast\n";
+      return 2;
+    }
   }
 
   Compilation c(opts, err);
@@ -532,6 +568,9 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
     cpp::CppOptions copts;
     copts.onlyFunc = opts.func;
     copts.afterLowerStep = [&](const std::string &step, const ir::Func &f) { c.printAfter(step, f); };
+    copts.lower.beforeStep = [&](const std::string &step, const ir::Func &f) { c.printBefore(step, f); };
+    copts.lower.boundsCheck = opts.boundsCheck;
+    copts.lower.locationText = [&](const SourceLoc &loc) { return c.locationText(loc); };
     copts.headerGuard = headerGuard(opts.output.empty() || opts.output == "-" ? opts.input : opts.output);
     switch (opts.emit) {
     case EmitKind::Lowered: {

@@ -77,9 +77,15 @@ public:
   /// run outside this class: lowering and the backends).
   void printAfter(const std::string &step, const ir::Module &m);
   void printAfter(const std::string &step, const ir::Func &f);
+  /// The same for --print-ir-before.
+  void printBefore(const std::string &step, const ir::Module &m);
+  void printBefore(const std::string &step, const ir::Func &f);
+  /// "file.tdsl:3:7" for a location in the loaded sources.
+  std::string locationText(const SourceLoc &loc) const;
 
 private:
   bool wantsPrint(const std::string &step) const;
+  bool wantsPrintBefore(const std::string &step) const;
 
   struct State;
   const DriverOptions &opts_;

@@ -1,0 +1,181 @@
+//===- passes/lower/VectorizeLoops.cpp - Vectorized loops to vector code ------------------===//
+#include "passes/lower/VectorizeLoops.h"
+
+#include "ir/IRMutator.h"
+#include "ir/IRVisitor.h"
+#include "passes/Simplify.h"
+#include "passes/lower/LowerUtils.h"
+
+namespace tdsl::lower {
+
+using namespace ir;
+
+namespace {
+
+bool vectorElement(DType t) { return t == DType::f32() || t == DType::f64(); }
+
+/// Rewrites the body of one loop; `failed` is set when some part has no vector form.
+class LoopVectorizer {
+public:
+  LoopVectorizer(const For *loop, int lanes) : loop_(loop), v_(loop->loopVar), lanes_(lanes) {}
+
+  bool failed = false;
+
+  Stmt store(const BufferStore *op) {
+    if (!vectorElement(op->buffer.dtype()) || op->indices.size() != 1)
+      return fail();
+    Expr index = rampIndex(op->indices[0], /*allowInvariant=*/false);
+    Expr value = vec(op->value);
+    if (failed)
+      return Stmt();
+    return BufferStore::make(op->buffer, value, {index}, op->loc);
+  }
+
+private:
+  Stmt fail() {
+    failed = true;
+    return Stmt();
+  }
+  Expr failExpr() {
+    failed = true;
+    return Expr();
+  }
+
+  /// `ramp(index at min, 1, L)` for an index with coefficient 1.
+  Expr rampIndex(const Expr &index, bool allowInvariant) {
+    std::optional<int64_t> c = coefficientOf(index, v_);
+    if (!c || (*c != 1 && !(allowInvariant && *c == 0)) || index.dtype() != DType::i64())
+      return failExpr();
+    Expr base = simplify(substitute(index, {{v_, loop_->min}}));
+    return Ramp::make(base, intImm(1), lanes_, index->loc);
+  }
+
+  Expr vec(const Expr &e) {
+    if (failed)
+      return Expr();
+    if (!usesVar(e, v_)) {
+      if (!vectorElement(e.dtype()))
+        return failExpr();
+      return Broadcast::make(e, lanes_, e->loc);
+    }
+    if (!vectorElement(e.dtype()))
+      return failExpr();
+    switch (e.kind()) {
+    case ExprKind::BufferLoad: {
+      const auto *op = e.as<BufferLoad>();
+      if (op->indices.size() != 1)
+        return failExpr();
+      Expr index = rampIndex(op->indices[0], false);
+      if (failed)
+        return Expr();
+      return BufferLoad::make(op->buffer, {index}, op->loc);
+    }
+#define TDSL_VECTOR_BINARY(NAME)                                                                 \
+  case ExprKind::NAME: {                                                                         \
+    const auto *op = e.as<NAME>();                                                               \
+    Expr a = vec(op->a), b = vec(op->b);                                                         \
+    if (failed)                                                                                  \
+      return Expr();                                                                             \
+    return NAME::make(a, b, op->loc);                                                            \
+  }
+      TDSL_VECTOR_BINARY(Add)
+      TDSL_VECTOR_BINARY(Sub)
+      TDSL_VECTOR_BINARY(Mul)
+      TDSL_VECTOR_BINARY(Div)
+      TDSL_VECTOR_BINARY(Min)
+      TDSL_VECTOR_BINARY(Max)
+#undef TDSL_VECTOR_BINARY
+    case ExprKind::Neg: {
+      Expr a = vec(e.as<Neg>()->a);
+      return failed ? Expr() : Neg::make(a, e->loc);
+    }
+    case ExprKind::Cast: {
+      const auto *op = e.as<Cast>();
+      if (!vectorElement(op->value.dtype()))
+        return failExpr();
+      Expr a = vec(op->value);
+      return failed ? Expr() : Cast::make(e.dtype().withLanes(static_cast<uint16_t>(lanes_)), a,
+                                          e->loc);
+    }
+    default:
+      return failExpr();
+    }
+  }
+
+  const For *loop_;
+  Var v_;
+  int lanes_;
+};
+
+/// Every access of a buffer the body stores to must be at that store's index: then each
+/// iteration touches its own element of it, and running the statements one after the other
+/// over all lanes gives what the loop gave.
+bool independentLanes(const std::vector<const BufferStore *> &stores) {
+  struct Accesses : IRVisitor {
+    std::vector<std::pair<Buffer, Expr>> all;
+    void visit(const BufferLoad *op) override {
+      all.push_back({op->buffer, op->indices[0]});
+      IRVisitor::visit(op);
+    }
+  } accesses;
+  for (const BufferStore *s : stores) {
+    accesses.all.push_back({s->buffer, s->indices[0]});
+    accesses.visitExpr(s->value);
+    accesses.visitExpr(s->indices[0]);
+  }
+  for (const BufferStore *s : stores)
+    for (const auto &[buffer, index] : accesses.all)
+      if (buffer == s->buffer && !schedule::equalExpr(index, s->indices[0]))
+        return false;
+  return true;
+}
+
+class Vectorizer : public IRMutator {
+protected:
+  Stmt visit(const For *op) override {
+    Stmt s = IRMutator::visit(op);
+    const auto *loop = s.as<For>();
+    if (!loop || loop->forKind != ForKind::Vectorized)
+      return s;
+    std::optional<int64_t> extent = asConstInt(loop->extent);
+    if (!extent || *extent < 2 || *extent > 64 || (*extent & (*extent - 1)) != 0)
+      return s;
+    std::vector<Stmt> items;
+    if (const auto *block = loop->body.as<SeqStmt>())
+      items = block->seq;
+    else
+      items.push_back(loop->body);
+    std::vector<const BufferStore *> stores;
+    for (const Stmt &item : items) {
+      const auto *store = item.as<BufferStore>();
+      if (!store || store->indices.size() != 1)
+        return s;
+      stores.push_back(store);
+    }
+    if (!independentLanes(stores))
+      return s;
+    LoopVectorizer lv(loop, static_cast<int>(*extent));
+    std::vector<Stmt> out;
+    for (const BufferStore *store : stores) {
+      Stmt v = lv.store(store);
+      if (lv.failed)
+        return s;
+      out.push_back(v);
+    }
+    return seq(std::move(out));
+  }
+};
+
+} // namespace
+
+Func vectorizeLoops(const Func &func) {
+  const auto *op = func.as<PrimFunc>();
+  TDSL_IR_CHECK(op, "vectorizeLoops takes a PrimFunc");
+  Stmt body = Vectorizer().mutate(op->body);
+  if (body.sameAs(op->body))
+    return func;
+  return PrimFunc::make(op->name, op->constVars, op->inputs, op->outputs, op->shapeVars,
+                        op->allocBuffers, body, op->loc);
+}
+
+} // namespace tdsl::lower
