@@ -276,7 +276,21 @@ const std::set<std::string> &reservedWords() {
       "std", "errno", "assert", "NULL", "INFINITY", "NAN", "free", "malloc", "abs", "exp",
       "log", "sqrt", "floor", "ceil", "round", "pow", "fma", "min", "max", "select", "data",
       "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
-      "DLTensor", "kDLCPU"};
+      "DLTensor", "kDLCPU",
+      // C library functions the emitted code includes (<cmath>, <cstdlib>, <cstring>,
+      // <cstdio>): an extern "C" function of that name would clash with them.
+      "fmod", "fmin", "fmax", "fabs", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
+      "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "exp2", "expm1", "log2", "log10",
+      "log1p", "logb", "cbrt", "hypot", "erf", "erfc", "tgamma", "lgamma", "trunc", "rint",
+      "lrint", "llrint", "lround", "llround", "nearbyint", "remainder", "remquo", "copysign",
+      "nan", "nextafter", "fdim", "ldexp", "frexp", "modf", "scalbn", "ilogb", "signbit",
+      "isnan", "isinf", "isfinite", "isnormal", "fpclassify", "sqrtf", "expf", "logf", "powf",
+      "div", "ldiv", "labs", "llabs", "atoi", "atol", "atof", "strtol", "strtod", "rand",
+      "srand", "calloc", "realloc", "exit", "abort", "atexit", "getenv", "system", "qsort",
+      "bsearch", "memcpy", "memmove", "memset", "memcmp", "memchr", "strlen", "strcpy",
+      "strncpy", "strcmp", "strncmp", "strcat", "strchr", "strstr", "printf", "fprintf",
+      "sprintf", "snprintf", "vsnprintf", "puts", "putchar", "fopen", "fclose", "fread",
+      "fwrite", "remove", "rename", "stdin", "stdout", "stderr", "va_list", "size_t"};
   return words;
 }
 

@@ -5,7 +5,12 @@
 // and writes the outputs back. Usage: harness IN.npy ... out:INIT.npy:RESULT.npy ...
 // A file named *.bf16.npy holds bf16 bit patterns (<u2). Exit status 0 on success; on failure
 // it prints tdsl_last_error().
+// With TDSL_HARNESS_NO_MAIN defined it only provides the .npy helpers (sweep_harness.cpp).
+#ifndef TDSL_HARNESS_NO_MAIN
 #include TDSL_HEADER
+#else
+#include <dlpack/dlpack.h>
+#endif
 
 #include <cstdint>
 #include <cstdio>
@@ -94,6 +99,7 @@ bool writeNpy(const std::string &path, const Array &a) {
 
 } // namespace
 
+#ifndef TDSL_HARNESS_NO_MAIN
 int main(int argc, char **argv) {
   std::vector<Array> arrays(static_cast<size_t>(argc - 1));
   for (int i = 1; i < argc; ++i) {
@@ -135,3 +141,4 @@ int main(int argc, char **argv) {
     }
   return 0;
 }
+#endif
