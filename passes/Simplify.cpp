@@ -111,6 +111,14 @@ protected:
   TDSL_FOLD_CMP(EQ, ==)
   TDSL_FOLD_CMP(NE, !=)
 #undef TDSL_FOLD_CMP
+  Stmt visit(const IfThenElse *op) override {
+    Stmt s = IRMutator::visit(op);
+    auto *n = s.as<IfThenElse>();
+    if (!n) return s;
+    if (isConstInt(n->condition, 1)) return n->thenCase;
+    if (isConstInt(n->condition, 0)) return n->elseCase.defined() ? n->elseCase : SeqStmt::make({});
+    return s;
+  }
   Expr visit(const And *op) override {
     Expr e = IRMutator::visit(op);
     auto *n = e.as<And>();
