@@ -77,13 +77,15 @@ def build(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag="", obj=False)
 
 
 def check(func, inputs, outputs, tolerances=None, tdslc_flags=(), cxxflags=(), env=None, tag="",
-          bf16=(), obj=False):
+          bf16=(), obj=False, run_flags=None):
     """`inputs`: name -> array or Python scalar, in signature order; `outputs`: name -> initial
     array, in signature order; `tolerances`: name -> (rtol, atol), exact by default; `bf16`:
-    the names whose arrays are bf16 bit patterns (<u2)."""
+    the names whose arrays are bf16 bit patterns (<u2); `run_flags`: the flags for tdsl-run when
+    they differ from `tdslc_flags` (e.g. --bounds-check, which tdsl-run does not take)."""
     tolerances = tolerances or {}
     exe = build(func, inputs, outputs, tdslc_flags, cxxflags, tag, obj)
-    harness_args, interp_args = [], [TDSL_RUN, SOURCE, "--func", func, "--interpret"] + list(tdslc_flags)
+    harness_args, interp_args = [], [TDSL_RUN, SOURCE, "--func", func, "--interpret"] + list(
+        tdslc_flags if run_flags is None else run_flags)
     for name, value in inputs.items():
         if isinstance(value, np.ndarray):
             path = os.path.join(TMP, "%s%s_in_%s%s.npy" % (func, tag, name, ".bf16" if name in bf16 else ""))
