@@ -10,6 +10,9 @@
 // division and modulo (plain C operators only when both operands are provably non-negative
 // and the divisor positive); float→int casts saturate; f16/bf16 values are computed in float
 // and rounded to nearest even after each operation, as the reference interpreter does.
+// Vector statements from lower.vectorize become GCC/Clang vector-extension code (typedefs
+// `tdsl_f32x8`, memcpy loads and stores); AssertStmt (--bounds-check) records the first failure
+// and the entry returns it at its end (docs/cpp-backend.md, docs/lowering.md).
 //
 //===--------------------------------------------------------------------------------------===//
 #pragma once
