@@ -120,7 +120,10 @@ llvm::Function *emitRawEntry(ModuleState &state, const PrimFunc *lowered, const 
       continue;
     }
     Value *v = next(p.scalar.name());
-    e.bind(p.scalar, e.fromStorage(v, p.scalar.dtype()));
+    Value *value = e.fromStorage(v, p.scalar.dtype()); // bool and f16/bf16 bits to values
+    if (value != v)
+      value->setName(v->getName() + ".value");
+    e.bind(p.scalar, value);
   }
   for (const Buffer &b : lowered->outputs)
     e.bind(b, next(b.name()));

@@ -771,7 +771,11 @@ void FunctionEmitter::forLoop(const For *op) {
     properties.push_back(llvm::MDNode::get(ctx, ops));
   };
   if (op->forKind == ForKind::Vectorized) {
+    // Without unroll.disable the full unroller would flatten a short loop before the
+    // vectorizer sees it (the vectorizer marks the loop it leaves, so later unrolling of the
+    // vector loop is unaffected).
     property("llvm.loop.vectorize.enable", llvm::ConstantAsMetadata::get(builder.getTrue()));
+    property("llvm.loop.unroll.disable", nullptr);
     auto width = asConstInt(op->extent);
     if (width && *width >= 2 && *width <= 64 && (*width & (*width - 1)) == 0)
       property("llvm.loop.vectorize.width", llvm::ConstantAsMetadata::get(builder.getInt32(static_cast<uint32_t>(*width))));
@@ -815,25 +819,56 @@ void FunctionEmitter::parallelFor(const For *op) {
     fields.push_back(value->getType());
   llvm::StructType *contextType = llvm::StructType::get(ctx, fields);
 
+  // The loop over one thread's chunk: `void NAME.parallel.K.body(i64 begin, i64 end,
+  // captures...)`, whose buffer arguments are noalias like the entry's (allocations are
+  // distinct memory too); inlined into the outlined function, they keep that information as
+  // alias scopes.
   int index = state.nextOutlined[cName_]++;
-  auto *fn = llvm::Function::Create(llvm::FunctionType::get(builder.getVoidTy(), {builder.getPtrTy()}, false),
-                                    llvm::GlobalValue::InternalLinkage,
-                                    cName_ + ".parallel." + std::to_string(index), state.module);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  fn->getArg(0)->setName("context");
-  FunctionEmitter child(state, fn, cName_);
+  std::string name = cName_ + ".parallel." + std::to_string(index);
+  std::vector<llvm::Type *> bodyParams = {builder.getInt64Ty(), builder.getInt64Ty()};
+  for (auto &[key, value] : captured)
+    bodyParams.push_back(value->getType());
+  auto *bodyFn = llvm::Function::Create(llvm::FunctionType::get(builder.getVoidTy(), bodyParams, false),
+                                        llvm::GlobalValue::InternalLinkage, name + ".body", state.module);
+  bodyFn->addFnAttr(llvm::Attribute::NoUnwind);
+  bodyFn->getArg(0)->setName("begin");
+  bodyFn->getArg(1)->setName("end");
+  FunctionEmitter child(state, bodyFn, cName_);
   child.inOutlined_ = true;
   child.loopDepth_ = loopDepth_ + 1;
-  child.builder.SetInsertPoint(BasicBlock::Create(ctx, "entry", fn));
-  llvm::IRBuilder<> &cb = child.builder;
+  child.builder.SetInsertPoint(BasicBlock::Create(ctx, "entry", bodyFn));
+  for (size_t k = 0; k < captured.size(); ++k) {
+    llvm::Argument *arg = bodyFn->getArg(static_cast<unsigned>(k + 2));
+    arg->setName(captured[k].second->getName());
+    if (isBuffer[k]) {
+      bodyFn->addParamAttr(arg->getArgNo(), llvm::Attribute::NoAlias);
+      bodyFn->addParamAttr(arg->getArgNo(), llvm::Attribute::NoCapture);
+    }
+    (isBuffer[k] ? child.buffers_ : child.vars_)[captured[k].first] = arg;
+  }
+  child.countedLoop(bodyFn->getArg(0), bodyFn->getArg(1), abi::cIdentifier(op->loopVar.name()), [&](Value *i) {
+    child.bind(op->loopVar, i);
+    child.stmt(op->body);
+  });
+  child.builder.CreateRetVoid();
+
+  // What GOMP_parallel runs on every thread: `void NAME.parallel.K(ptr context)`.
+  auto *fn = llvm::Function::Create(llvm::FunctionType::get(builder.getVoidTy(), {builder.getPtrTy()}, false),
+                                    llvm::GlobalValue::InternalLinkage, name, state.module);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  fn->getArg(0)->setName("context");
+  llvm::IRBuilder<> cb(BasicBlock::Create(ctx, "entry", fn));
+  if (state.options.fastMath)
+    cb.setFastMathFlags(llvm::FastMathFlags::getFast());
   auto field = [&](unsigned k) {
     return cb.CreateLoad(fields[k], cb.CreateStructGEP(contextType, fn->getArg(0), k));
   };
   Value *cMin = field(0), *cExtent = field(1);
+  std::vector<Value *> bodyArgs = {nullptr, nullptr};
   for (size_t k = 0; k < captured.size(); ++k) {
     Value *v = field(static_cast<unsigned>(k + 2));
     v->setName(captured[k].second->getName());
-    (isBuffer[k] ? child.buffers_ : child.vars_)[captured[k].first] = v;
+    bodyArgs.push_back(v);
   }
   Value *thread = cb.CreateSExt(cb.CreateCall(state.libFunction("omp_get_thread_num")), cb.getInt64Ty(), "thread");
   Value *threads = cb.CreateSExt(cb.CreateCall(state.libFunction("omp_get_num_threads")), cb.getInt64Ty(), "threads");
@@ -841,10 +876,9 @@ void FunctionEmitter::parallelFor(const For *op) {
   Value *begin = cb.CreateAdd(cMin, cb.CreateMul(thread, chunk), "begin");
   Value *end = cb.CreateBinaryIntrinsic(llvm::Intrinsic::smin, cb.CreateAdd(begin, chunk),
                                         cb.CreateAdd(cMin, cExtent), nullptr, "end");
-  child.countedLoop(begin, end, abi::cIdentifier(op->loopVar.name()), [&](Value *i) {
-    child.bind(op->loopVar, i);
-    child.stmt(op->body);
-  });
+  bodyArgs[0] = begin;
+  bodyArgs[1] = end;
+  cb.CreateCall(bodyFn, bodyArgs);
   cb.CreateRetVoid();
 
   // The caller: fill the context, start the team (only when there is work).
