@@ -71,8 +71,27 @@ bool resolveTarget(const TargetOptions &options, ResolvedTarget &out, std::strin
       return false;
     }
   }
-  if (!options.mattr.empty())
+  if (!options.mattr.empty()) {
+    // Each entry must be a feature of the target: LLVM would only warn and ignore it.
+    std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(out.triple, "", ""));
+    for (llvm::StringRef rest = options.mattr; !rest.empty();) {
+      auto [entry, tail] = rest.split(',');
+      rest = tail;
+      llvm::StringRef name = entry.trim();
+      if (name.empty())
+        continue;
+      if (name.front() == '+' || name.front() == '-')
+        name = name.drop_front();
+      bool known = false;
+      for (const llvm::SubtargetFeatureKV &kv : info->getAllProcessorFeatures())
+        known |= name == kv.Key;
+      if (!known) {
+        error = "unknown feature '" + name.str() + "' in --mattr (LLVM's names, e.g. +avx2,-fma)";
+        return false;
+      }
+    }
     features.push_back(options.mattr);
+  }
   out.features.clear();
   for (const std::string &f : features)
     out.features += (out.features.empty() ? "" : ",") + f;
