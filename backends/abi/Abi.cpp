@@ -32,17 +32,20 @@ std::vector<Func> lowerModule(const Module &module, const std::string &onlyFunc,
 
 bool isReservedWord(const std::string &name) {
   static const std::set<std::string> words = {
-      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char",
-      "class", "const", "constexpr", "continue", "default", "delete", "do", "double", "else",
-      "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
-      "inline", "int", "long", "main", "mutable", "namespace", "new", "not", "operator", "or",
-      "private", "protected", "public", "register", "return", "short", "signed", "sizeof",
-      "static", "struct", "switch", "template", "this", "throw", "true", "try", "typedef",
-      "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "while", "xor",
-      "std", "errno", "assert", "NULL", "INFINITY", "NAN", "free", "malloc", "abs", "exp",
-      "log", "sqrt", "floor", "ceil", "round", "pow", "fma", "min", "max", "select", "data",
-      "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
-      "DLTensor", "kDLCPU"};
+      "alignas",  "alignof",  "and",      "asm",      "auto",    "bool",      "break",
+      "case",     "catch",    "char",     "class",    "const",   "constexpr", "continue",
+      "default",  "delete",   "do",       "double",   "else",    "enum",      "explicit",
+      "export",   "extern",   "false",    "float",    "for",     "friend",    "goto",
+      "if",       "inline",   "int",      "long",     "main",    "mutable",   "namespace",
+      "new",      "not",      "operator", "or",       "private", "protected", "public",
+      "register", "return",   "short",    "signed",   "sizeof",  "static",    "struct",
+      "switch",   "template", "this",     "throw",    "true",    "try",       "typedef",
+      "typename", "union",    "unsigned", "using",    "virtual", "void",      "volatile",
+      "while",    "xor",      "std",      "errno",    "assert",  "NULL",      "INFINITY",
+      "NAN",      "free",     "malloc",   "abs",      "exp",     "log",       "sqrt",
+      "floor",    "ceil",     "round",    "pow",      "fma",     "min",       "max",
+      "select",   "data",     "int8_t",   "int16_t",  "int32_t", "int64_t",   "uint8_t",
+      "uint16_t", "uint32_t", "uint64_t", "DLTensor", "kDLCPU"};
   return words.count(name) != 0;
 }
 

@@ -31,13 +31,15 @@ void setEntryAttributes(llvm::AttributeList &attrs, llvm::LLVMContext &ctx,
     DType t = scalarTypes[i];
     int bytes = t.storageBytes();
     if (bytes < 4)
-      attrs = attrs.addParamAttribute(ctx, i, t.isInt() ? llvm::Attribute::SExt : llvm::Attribute::ZExt);
+      attrs = attrs.addParamAttribute(ctx, i,
+                                      t.isInt() ? llvm::Attribute::SExt : llvm::Attribute::ZExt);
   }
 }
 
 /// Per raw-entry argument: its dtype (i64 for shape variables, the element type for buffers)
 /// and whether it is a pointer.
-void rawArguments(const PrimFunc *lowered, std::vector<DType> &types, std::vector<bool> &isPointer) {
+void rawArguments(const PrimFunc *lowered, std::vector<DType> &types,
+                  std::vector<bool> &isPointer) {
   for (const FuncParam &p : lowered->inputs) {
     types.push_back(p.isTensor() ? p.buffer.dtype() : p.scalar.dtype());
     isPointer.push_back(p.isTensor());
@@ -85,8 +87,9 @@ llvm::Value *ModuleState::lastErrorAddress(llvm::IRBuilder<> &builder) {
 void emitLastError(ModuleState &state) {
   // Weak, as in the C++ backend: every object defines it, the program keeps one.
   llvm::IRBuilder<> b(state.context);
-  auto *fn = llvm::Function::Create(llvm::FunctionType::get(b.getPtrTy(), false),
-                                    llvm::GlobalValue::WeakAnyLinkage, "tdsl_last_error", state.module);
+  auto *fn =
+      llvm::Function::Create(llvm::FunctionType::get(b.getPtrTy(), false),
+                             llvm::GlobalValue::WeakAnyLinkage, "tdsl_last_error", state.module);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   b.SetInsertPoint(BasicBlock::Create(state.context, "entry", fn));
   b.CreateRet(state.lastErrorAddress(b));
@@ -98,13 +101,15 @@ llvm::FunctionType *rawEntryType(ModuleState &state, const PrimFunc *lowered) {
   rawArguments(lowered, types, isPointer);
   std::vector<llvm::Type *> params;
   for (size_t i = 0; i < types.size(); ++i)
-    params.push_back(isPointer[i] ? llvm::PointerType::getUnqual(state.context) : state.storageType(types[i]));
+    params.push_back(isPointer[i] ? llvm::PointerType::getUnqual(state.context)
+                                  : state.storageType(types[i]));
   return llvm::FunctionType::get(llvm::Type::getInt32Ty(state.context), params, false);
 }
 
-llvm::Function *emitRawEntry(ModuleState &state, const PrimFunc *lowered, const std::string &cName) {
-  auto *fn = llvm::Function::Create(rawEntryType(state, lowered), llvm::GlobalValue::ExternalLinkage,
-                                    cName, state.module);
+llvm::Function *emitRawEntry(ModuleState &state, const PrimFunc *lowered,
+                             const std::string &cName) {
+  auto *fn = llvm::Function::Create(rawEntryType(state, lowered),
+                                    llvm::GlobalValue::ExternalLinkage, cName, state.module);
   fn->setAttributes(rawAttributes(state, lowered));
   FunctionEmitter e(state, fn, cName);
   e.builder.SetInsertPoint(BasicBlock::Create(state.context, "entry", fn));
@@ -148,7 +153,8 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
   //                   int64_t *shape; int64_t *strides; uint64_t byte_offset; }
   llvm::StructType *device = llvm::StructType::get(ctx, {i32, i32});
   llvm::StructType *dtype = llvm::StructType::get(ctx, {i8, i8, i16});
-  llvm::StructType *tensorType = llvm::StructType::get(ctx, {ptr, device, i32, dtype, ptr, ptr, i64});
+  llvm::StructType *tensorType =
+      llvm::StructType::get(ctx, {ptr, device, i32, dtype, ptr, ptr, i64});
 
   // Parameters: tensors as DLTensor pointers, scalars as in the raw entry.
   std::vector<llvm::Type *> params;
@@ -164,8 +170,9 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
     types.push_back(b.dtype());
     isPointer.push_back(true);
   }
-  auto *fn = llvm::Function::Create(llvm::FunctionType::get(i32, params, false),
-                                    llvm::GlobalValue::ExternalLinkage, cName + "_dlpack", state.module);
+  auto *fn =
+      llvm::Function::Create(llvm::FunctionType::get(i32, params, false),
+                             llvm::GlobalValue::ExternalLinkage, cName + "_dlpack", state.module);
   llvm::AttributeList attrs;
   setEntryAttributes(attrs, ctx, types, isPointer);
   fn->setAttributes(attrs.addFnAttribute(ctx, llvm::Attribute::NoUnwind));
@@ -200,7 +207,8 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
 
   // Goes on when `ok` holds; otherwise formats the message (arguments made in the failure
   // block) and returns 1.
-  auto check = [&](Value *ok, const std::string &format, const std::function<std::vector<Value *>()> &args) {
+  auto check = [&](Value *ok, const std::string &format,
+                   const std::function<std::vector<Value *>()> &args) {
     BasicBlock *fail = e.newBlock("fail"), *pass = e.newBlock("ok");
     b.CreateCondBr(ok, pass, fail);
     b.SetInsertPoint(fail);
@@ -222,8 +230,10 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
     DType dt = buffer.dtype();
     std::string q = "'" + buffer.name() + "'";
     check(b.CreateIsNotNull(t), "argument " + q + " is null", {});
-    Value *deviceType = b.CreateLoad(i32, b.CreateStructGEP(device, fieldPtr(t, 1), 0), "device_type");
-    check(b.CreateICmpEQ(deviceType, b.getInt32(1)), "argument " + q + " is not on the CPU (device type %d)",
+    Value *deviceType =
+        b.CreateLoad(i32, b.CreateStructGEP(device, fieldPtr(t, 1), 0), "device_type");
+    check(b.CreateICmpEQ(deviceType, b.getInt32(1)),
+          "argument " + q + " is not on the CPU (device type %d)",
           [&] { return std::vector<Value *>{deviceType}; });
     Value *code = b.CreateLoad(i8, b.CreateStructGEP(dtype, fieldPtr(t, 3), 0), "code");
     Value *bits = b.CreateLoad(i8, b.CreateStructGEP(dtype, fieldPtr(t, 3), 1), "bits");
@@ -232,15 +242,20 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
     Value *codeOk = b.CreateICmpEQ(code, b.getInt8(static_cast<uint8_t>(wantCode)));
     if (dt.isBool()) // kDLBool
       codeOk = b.CreateOr(codeOk, b.CreateICmpEQ(code, b.getInt8(6)));
-    Value *typeOk = b.CreateAnd(b.CreateAnd(codeOk, b.CreateICmpEQ(bits, b.getInt8(static_cast<uint8_t>(wantBits)))),
-                                b.CreateICmpEQ(lanes, b.getInt16(1)));
-    check(typeOk, "argument " + q + " should have dtype " + dt.name() + ", got code %d bits %d lanes %d", [&] {
-      return std::vector<Value *>{b.CreateZExt(code, i32), b.CreateZExt(bits, i32), b.CreateZExt(lanes, i32)};
-    });
+    Value *typeOk = b.CreateAnd(
+        b.CreateAnd(codeOk, b.CreateICmpEQ(bits, b.getInt8(static_cast<uint8_t>(wantBits)))),
+        b.CreateICmpEQ(lanes, b.getInt16(1)));
+    check(typeOk,
+          "argument " + q + " should have dtype " + dt.name() + ", got code %d bits %d lanes %d",
+          [&] {
+            return std::vector<Value *>{b.CreateZExt(code, i32), b.CreateZExt(bits, i32),
+                                        b.CreateZExt(lanes, i32)};
+          });
     Value *ndim = b.CreateLoad(i32, fieldPtr(t, 2), "ndim");
     std::string rank = std::to_string(buffer.rank());
     check(b.CreateICmpEQ(ndim, b.getInt32(static_cast<uint32_t>(buffer.rank()))),
-          "argument " + q + " should have rank " + rank + ", got %d", [&] { return std::vector<Value *>{ndim}; });
+          "argument " + q + " should have rank " + rank + ", got %d",
+          [&] { return std::vector<Value *>{ndim}; });
     for (size_t d = 0; d < buffer.rank(); ++d) {
       const auto *ref = buffer.shape()[d].as<VarRef>();
       if (!ref || !shapeVars.count(ref->var.get()))
@@ -250,8 +265,11 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
       Value *bound = b.CreateLoad(i64, slot);
       Value *unbound = b.CreateICmpSLT(bound, b.getInt64(0));
       check(b.CreateOr(unbound, b.CreateICmpEQ(bound, dim)),
-            "dimension " + std::to_string(d) + " of argument " + q + " is %lld but " + ref->var.name() + " is %lld",
-            [&] { return std::vector<Value *>{dim, bound}; });
+            "dimension " + std::to_string(d) + " of argument " + q + " is %lld but " +
+                ref->var.name() + " is %lld",
+            [&] {
+              return std::vector<Value *>{dim, bound};
+            });
       b.CreateStore(b.CreateSelect(unbound, dim, bound), slot);
     }
     // Compact: no strides, or row-major ones (a dimension of extent 1 may have any stride).
@@ -262,8 +280,10 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
     Value *expected = b.getInt64(1), *bad = b.getFalse();
     for (size_t d = buffer.rank(); d-- > 0;) {
       Value *dim = dimension(t, d);
-      Value *stride = b.CreateLoad(i64, b.CreateInBoundsGEP(i64, strides, {b.getInt64(d)}), "stride");
-      bad = b.CreateOr(bad, b.CreateAnd(b.CreateICmpNE(dim, b.getInt64(1)), b.CreateICmpNE(stride, expected)));
+      Value *stride =
+          b.CreateLoad(i64, b.CreateInBoundsGEP(i64, strides, {b.getInt64(d)}), "stride");
+      bad = b.CreateOr(
+          bad, b.CreateAnd(b.CreateICmpNE(dim, b.getInt64(1)), b.CreateICmpNE(stride, expected)));
       expected = b.CreateMul(expected, dim);
     }
     check(b.CreateNot(bad), "argument " + q + " is not compact (row-major strides expected)", {});
@@ -272,7 +292,8 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
   }
   for (const Var &v : lowered->shapeVars) {
     Value *value = b.CreateLoad(i64, shapeVars[v.get()]);
-    check(b.CreateICmpSGE(value, b.getInt64(0)), "shape variable " + v.name() + " is not bound by any argument", {});
+    check(b.CreateICmpSGE(value, b.getInt64(0)),
+          "shape variable " + v.name() + " is not bound by any argument", {});
   }
   // Dimensions given by constants or expressions, once every shape variable is bound.
   for (const Var &v : lowered->shapeVars)
@@ -284,8 +305,11 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
       Value *dim = dimension(t, d);
       Value *want = e.expr(buffer.shape()[d]);
       check(b.CreateICmpEQ(dim, want),
-            "dimension " + std::to_string(d) + " of argument '" + buffer.name() + "' is %lld, expected %lld",
-            [&] { return std::vector<Value *>{dim, want}; });
+            "dimension " + std::to_string(d) + " of argument '" + buffer.name() +
+                "' is %lld, expected %lld",
+            [&] {
+              return std::vector<Value *>{dim, want};
+            });
     }
 
   std::vector<Value *> args;
@@ -295,8 +319,9 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
     return b.CreateInBoundsGEP(i8, base, {offset});
   };
   for (size_t i = 0; i < source->inputs.size(); ++i)
-    args.push_back(source->inputs[i].isTensor() ? data(fn->getArg(static_cast<unsigned>(i)))
-                                                : static_cast<Value *>(fn->getArg(static_cast<unsigned>(i))));
+    args.push_back(source->inputs[i].isTensor()
+                       ? data(fn->getArg(static_cast<unsigned>(i)))
+                       : static_cast<Value *>(fn->getArg(static_cast<unsigned>(i))));
   for (size_t i = 0; i < source->outputs.size(); ++i)
     args.push_back(data(fn->getArg(static_cast<unsigned>(source->inputs.size() + i))));
   for (const Var &v : lowered->shapeVars)
@@ -323,7 +348,8 @@ void addPackedEntries(llvm::Module &module, const std::vector<Func> &sources,
     llvm::AttributeList attrs = detail::rawAttributes(state, low);
     llvm::FunctionCallee raw = module.getOrInsertFunction(names[i], rawType, attrs);
     auto *fn = llvm::Function::Create(llvm::FunctionType::get(b.getInt32Ty(), {ptr}, false),
-                                      llvm::GlobalValue::ExternalLinkage, packedEntryName(names[i]), module);
+                                      llvm::GlobalValue::ExternalLinkage, packedEntryName(names[i]),
+                                      module);
     fn->addFnAttr(llvm::Attribute::NoUnwind);
     b.SetInsertPoint(BasicBlock::Create(module.getContext(), "entry", fn));
     std::vector<DType> types;
@@ -332,7 +358,9 @@ void addPackedEntries(llvm::Module &module, const std::vector<Func> &sources,
     std::vector<Value *> args;
     for (size_t k = 0; k < types.size(); ++k) {
       Value *slot = b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, fn->getArg(0), k));
-      args.push_back(isPointer[k] ? slot : b.CreateLoad(rawType->getParamType(static_cast<unsigned>(k)), slot));
+      args.push_back(isPointer[k]
+                         ? slot
+                         : b.CreateLoad(rawType->getParamType(static_cast<unsigned>(k)), slot));
     }
     llvm::CallInst *call = b.CreateCall(raw, args);
     call->setAttributes(attrs);

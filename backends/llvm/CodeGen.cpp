@@ -129,12 +129,15 @@ llvm::FunctionCallee ModuleState::libFunction(const std::string &name) {
     type = llvm::FunctionType::get(i32, {ptr, i64, ptr}, true);
   else if (name == "omp_get_thread_num" || name == "omp_get_num_threads")
     type = llvm::FunctionType::get(i32, {}, false);
-  else if (name == "GOMP_parallel") // void GOMP_parallel(void (*)(void *), void *, unsigned, unsigned)
+  else if (name ==
+           "GOMP_parallel") // void GOMP_parallel(void (*)(void *), void *, unsigned, unsigned)
     type = llvm::FunctionType::get(voidTy, {ptr, ptr, i32, i32}, false);
   else if (name == "erff")
-    type = llvm::FunctionType::get(llvm::Type::getFloatTy(context), {llvm::Type::getFloatTy(context)}, false);
+    type = llvm::FunctionType::get(llvm::Type::getFloatTy(context),
+                                   {llvm::Type::getFloatTy(context)}, false);
   else if (name == "erf")
-    type = llvm::FunctionType::get(llvm::Type::getDoubleTy(context), {llvm::Type::getDoubleTy(context)}, false);
+    type = llvm::FunctionType::get(llvm::Type::getDoubleTy(context),
+                                   {llvm::Type::getDoubleTy(context)}, false);
   TDSL_IR_CHECK(type, "unknown runtime function");
   llvm::FunctionCallee callee = module.getOrInsertFunction(name, type);
   if (auto *fn = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
@@ -180,11 +183,13 @@ llvm::Function *ModuleState::halfEncoder(bool bf16, unsigned lanes) {
   Value *mantissa = b.CreateAnd(bits, c((int64_t(1) << 52) - 1));
   Value *subnormal = b.CreateICmpEQ(field, c(0));
   Value *exp = b.CreateSelect(subnormal, c(-1074), b.CreateSub(field, c(1075)), "exp");
-  Value *mag = b.CreateSelect(subnormal, mantissa, b.CreateOr(mantissa, c(int64_t(1) << 52)), "mag");
+  Value *mag =
+      b.CreateSelect(subnormal, mantissa, b.CreateOr(mantissa, c(int64_t(1) << 52)), "mag");
   Value *isZero = b.CreateICmpEQ(mag, c(0), "is_zero");
   Value *clz = b.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, mag, b.getFalse());
   Value *lead = b.CreateAdd(b.CreateSub(c(63), clz), exp, "lead");
-  Value *lsb = b.CreateSub(b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, lead, c(emin)), c(manBits));
+  Value *lsb =
+      b.CreateSub(b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, lead, c(emin)), c(manBits));
   Value *shift = b.CreateSub(lsb, exp, "shift");
   Value *shiftRight = b.CreateICmpSGT(shift, c(0));
   Value *shiftAll = b.CreateICmpSGE(shift, c(64));
@@ -192,12 +197,14 @@ llvm::Function *ModuleState::halfEncoder(bool bf16, unsigned lanes) {
   Value *left = b.CreateSelect(shiftRight, c(0), b.CreateNeg(shift));
   Value *qLeft = b.CreateShl(mag, b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, left, c(63)));
   // 0 < shift < 64: round to nearest even.
-  Value *right = b.CreateSelect(shiftRight, b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, shift, c(63)), c(1));
+  Value *right = b.CreateSelect(shiftRight,
+                                b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, shift, c(63)), c(1));
   Value *q = b.CreateLShr(mag, right);
   Value *rem = b.CreateAnd(mag, b.CreateSub(b.CreateShl(c(1), right), c(1)));
   Value *half = b.CreateShl(c(1), b.CreateSub(right, c(1)));
-  Value *up = b.CreateOr(b.CreateICmpUGT(rem, half),
-                         b.CreateAnd(b.CreateICmpEQ(rem, half), b.CreateTrunc(q, vec(b.getInt1Ty()))));
+  Value *up =
+      b.CreateOr(b.CreateICmpUGT(rem, half),
+                 b.CreateAnd(b.CreateICmpEQ(rem, half), b.CreateTrunc(q, vec(b.getInt1Ty()))));
   Value *qRight = b.CreateAdd(q, b.CreateZExt(up, i64));
   Value *rounded = b.CreateSelect(shiftRight, b.CreateSelect(shiftAll, c(0), qRight), qLeft, "q");
   Value *normal = b.CreateAdd(b.CreateShl(b.CreateAdd(lead, c(bias - 1)), c(manBits)), rounded);
@@ -247,8 +254,8 @@ llvm::Value *FunctionEmitter::decodeHalf(Value *bits, bool bf16) {
   Value *sign = builder.CreateShl(builder.CreateAnd(wide, c(0x8000)), c(16));
   Value *em = builder.CreateAnd(wide, c(0x7fff));
   Value *moved = builder.CreateShl(em, c(13));
-  Value *scaled = builder.CreateFMul(builder.CreateBitCast(moved, f32),
-                                     llvm::ConstantFP::get(f32, 0x1p112));
+  Value *scaled =
+      builder.CreateFMul(builder.CreateBitCast(moved, f32), llvm::ConstantFP::get(f32, 0x1p112));
   Value *special = builder.CreateICmpUGE(em, c(0x7c00));
   Value *magnitude = builder.CreateSelect(special, builder.CreateOr(moved, c(0x7f800000)),
                                           builder.CreateBitCast(scaled, i32));
@@ -260,7 +267,8 @@ llvm::Value *FunctionEmitter::roundHalf(Value *value, DType t) {
     return value;
   bool bf16 = t.code() == DType::Code::BF16;
   llvm::Type *dbl = state.valueType(DType::f64().withLanes(t.lanes()));
-  Value *wide = value->getType()->getScalarType()->isDoubleTy() ? value : builder.CreateFPExt(value, dbl);
+  Value *wide =
+      value->getType()->getScalarType()->isDoubleTy() ? value : builder.CreateFPExt(value, dbl);
   Value *bits = builder.CreateCall(state.halfEncoder(bf16, t.lanes()), {wide});
   return decodeHalf(bits, bf16);
 }
@@ -278,7 +286,8 @@ llvm::Value *FunctionEmitter::toStorage(Value *value, DType t) {
     return builder.CreateZExt(value, state.storageType(t));
   if (isHalf(t)) {
     llvm::Type *dbl = state.valueType(DType::f64().withLanes(t.lanes()));
-    Value *wide = value->getType()->getScalarType()->isDoubleTy() ? value : builder.CreateFPExt(value, dbl);
+    Value *wide =
+        value->getType()->getScalarType()->isDoubleTy() ? value : builder.CreateFPExt(value, dbl);
     return builder.CreateCall(state.halfEncoder(t.code() == DType::Code::BF16, t.lanes()), {wide});
   }
   return value;
@@ -337,7 +346,8 @@ llvm::Value *FunctionEmitter::expr(const Expr &e) {
     std::vector<llvm::Constant *> steps;
     for (int i = 0; i < op->lanes; ++i)
       steps.push_back(llvm::ConstantInt::get(state.valueType(op->base.dtype()), i));
-    return builder.CreateAdd(base, builder.CreateMul(stride, llvm::ConstantVector::get(steps)), "ramp");
+    return builder.CreateAdd(base, builder.CreateMul(stride, llvm::ConstantVector::get(steps)),
+                             "ramp");
   }
   case ExprKind::Broadcast: {
     const auto *op = e.as<Broadcast>();
@@ -357,13 +367,21 @@ llvm::Value *FunctionEmitter::binary(ExprKind kind, const Expr &e, const Expr &a
   case ExprKind::NE:
     return isFloat ? builder.CreateFCmpUNE(x, y) : builder.CreateICmpNE(x, y);
   case ExprKind::LT:
-    return isFloat ? builder.CreateFCmpOLT(x, y) : isSigned ? builder.CreateICmpSLT(x, y) : builder.CreateICmpULT(x, y);
+    return isFloat    ? builder.CreateFCmpOLT(x, y)
+           : isSigned ? builder.CreateICmpSLT(x, y)
+                      : builder.CreateICmpULT(x, y);
   case ExprKind::LE:
-    return isFloat ? builder.CreateFCmpOLE(x, y) : isSigned ? builder.CreateICmpSLE(x, y) : builder.CreateICmpULE(x, y);
+    return isFloat    ? builder.CreateFCmpOLE(x, y)
+           : isSigned ? builder.CreateICmpSLE(x, y)
+                      : builder.CreateICmpULE(x, y);
   case ExprKind::GT:
-    return isFloat ? builder.CreateFCmpOGT(x, y) : isSigned ? builder.CreateICmpSGT(x, y) : builder.CreateICmpUGT(x, y);
+    return isFloat    ? builder.CreateFCmpOGT(x, y)
+           : isSigned ? builder.CreateICmpSGT(x, y)
+                      : builder.CreateICmpUGT(x, y);
   case ExprKind::GE:
-    return isFloat ? builder.CreateFCmpOGE(x, y) : isSigned ? builder.CreateICmpSGE(x, y) : builder.CreateICmpUGE(x, y);
+    return isFloat    ? builder.CreateFCmpOGE(x, y)
+           : isSigned ? builder.CreateICmpSGE(x, y)
+                      : builder.CreateICmpUGE(x, y);
   case ExprKind::And:
     return builder.CreateAnd(x, y);
   case ExprKind::Or:
@@ -387,7 +405,10 @@ llvm::Value *FunctionEmitter::binary(ExprKind kind, const Expr &e, const Expr &a
       r = builder.CreateFDiv(x, y);
       break;
     case ExprKind::Mod: // a - floor(a / b) * b
-      r = builder.CreateFSub(x, builder.CreateFMul(builder.CreateUnaryIntrinsic(llvm::Intrinsic::floor, builder.CreateFDiv(x, y)), y));
+      r = builder.CreateFSub(
+          x,
+          builder.CreateFMul(
+              builder.CreateUnaryIntrinsic(llvm::Intrinsic::floor, builder.CreateFDiv(x, y)), y));
       break;
     case ExprKind::Min: // IEEE minNum: a NaN operand is ignored
       r = builder.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, y);
@@ -417,9 +438,11 @@ llvm::Value *FunctionEmitter::binary(ExprKind kind, const Expr &e, const Expr &a
   case ExprKind::Mod:
     return intDivMod(false, t, x, y);
   case ExprKind::Min:
-    return builder.CreateBinaryIntrinsic(isSigned ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, x, y);
+    return builder.CreateBinaryIntrinsic(isSigned ? llvm::Intrinsic::smin : llvm::Intrinsic::umin,
+                                         x, y);
   case ExprKind::Max:
-    return builder.CreateBinaryIntrinsic(isSigned ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, x, y);
+    return builder.CreateBinaryIntrinsic(isSigned ? llvm::Intrinsic::smax : llvm::Intrinsic::umax,
+                                         x, y);
   default:
     TDSL_IR_CHECK(false, "not an arithmetic node");
   }
@@ -443,11 +466,13 @@ llvm::Value *FunctionEmitter::intDivMod(bool isDiv, DType t, Value *a, Value *b)
   Value *q = builder.CreateSDiv(a, safe), *r = builder.CreateSRem(a, safe);
   // The truncated result is one too high (quotient) when the remainder's sign differs from
   // the divisor's.
-  Value *adjust = builder.CreateAnd(builder.CreateICmpNE(r, c(0)),
-                                    builder.CreateXor(builder.CreateICmpSLT(r, c(0)), builder.CreateICmpSLT(b, c(0))));
+  Value *adjust = builder.CreateAnd(
+      builder.CreateICmpNE(r, c(0)),
+      builder.CreateXor(builder.CreateICmpSLT(r, c(0)), builder.CreateICmpSLT(b, c(0))));
   if (isDiv) {
     Value *floor = builder.CreateSub(q, builder.CreateZExt(adjust, type));
-    return builder.CreateSelect(byZero, c(0), builder.CreateSelect(byMinusOne, builder.CreateSub(c(0), a), floor));
+    return builder.CreateSelect(
+        byZero, c(0), builder.CreateSelect(byMinusOne, builder.CreateSub(c(0), a), floor));
   }
   Value *floor = builder.CreateSelect(adjust, builder.CreateAdd(r, b), r);
   return builder.CreateSelect(byZero, a, builder.CreateSelect(byMinusOne, c(0), floor));
@@ -469,13 +494,15 @@ llvm::Value *FunctionEmitter::cast(DType to, const Expr &value) {
     // The exact source value (integers and floats fit in double but for i64/u64 beyond 2^53,
     // which round once, as in the C++ backend), then one rounding to the target.
     if (isHalf(to)) {
-      Value *wide = from.isFloat() ? (from.code() == DType::Code::F64 ? x : builder.CreateFPExt(x, f64))
+      Value *wide = from.isFloat()
+                        ? (from.code() == DType::Code::F64 ? x : builder.CreateFPExt(x, f64))
                     : from.isInt() ? builder.CreateSIToFP(x, f64)
                                    : builder.CreateUIToFP(x, f64);
       return roundHalf(wide, to);
     }
     if (from.isFloat()) {
-      unsigned fromBits = x->getType()->getScalarSizeInBits(), toBits = target->getScalarSizeInBits();
+      unsigned fromBits = x->getType()->getScalarSizeInBits(),
+               toBits = target->getScalarSizeInBits();
       if (fromBits == toBits)
         return x; // f16/bf16 values are already f32
       return fromBits < toBits ? builder.CreateFPExt(x, target) : builder.CreateFPTrunc(x, target);
@@ -484,7 +511,8 @@ llvm::Value *FunctionEmitter::cast(DType to, const Expr &value) {
   }
   // To an integer.
   if (from.isFloat()) // truncates toward zero, saturates, NaN gives 0
-    return builder.CreateIntrinsic(to.isInt() ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
+    return builder.CreateIntrinsic(to.isInt() ? llvm::Intrinsic::fptosi_sat
+                                              : llvm::Intrinsic::fptoui_sat,
                                    {target, x->getType()}, {x});
   if (from.isBool())
     return builder.CreateZExt(x, target);
@@ -504,13 +532,17 @@ llvm::Value *FunctionEmitter::call(const Call *op) {
     case DType::Code::BF16:
       return llvm::ConstantFP::get(type, runtime::bf16ToDouble(isMax ? 0x7f7f : 0xff7f));
     case DType::Code::F32:
-      return llvm::ConstantFP::get(type, isMax ? std::numeric_limits<float>::max() : std::numeric_limits<float>::lowest());
+      return llvm::ConstantFP::get(type, isMax ? std::numeric_limits<float>::max()
+                                               : std::numeric_limits<float>::lowest());
     case DType::Code::F64:
-      return llvm::ConstantFP::get(type, isMax ? std::numeric_limits<double>::max() : std::numeric_limits<double>::lowest());
+      return llvm::ConstantFP::get(type, isMax ? std::numeric_limits<double>::max()
+                                               : std::numeric_limits<double>::lowest());
     default: {
       unsigned bits = static_cast<unsigned>(t.bits());
-      llvm::APInt v = t.isInt() ? (isMax ? llvm::APInt::getSignedMaxValue(bits) : llvm::APInt::getSignedMinValue(bits))
-                                : (isMax ? llvm::APInt::getMaxValue(bits) : llvm::APInt::getMinValue(bits));
+      llvm::APInt v =
+          t.isInt() ? (isMax ? llvm::APInt::getSignedMaxValue(bits)
+                             : llvm::APInt::getSignedMinValue(bits))
+                    : (isMax ? llvm::APInt::getMaxValue(bits) : llvm::APInt::getMinValue(bits));
       return llvm::ConstantInt::get(type, v);
     }
     }
@@ -550,7 +582,9 @@ llvm::Value *FunctionEmitter::call(const Call *op) {
     r = unary(llvm::Intrinsic::tanh);
     break;
   case Intrinsic::Sigmoid: // 1 / (1 + exp(-x))
-    r = builder.CreateFDiv(one(), builder.CreateFAdd(one(), builder.CreateUnaryIntrinsic(llvm::Intrinsic::exp, builder.CreateFNeg(args[0]))));
+    r = builder.CreateFDiv(
+        one(), builder.CreateFAdd(one(), builder.CreateUnaryIntrinsic(
+                                             llvm::Intrinsic::exp, builder.CreateFNeg(args[0]))));
     break;
   case Intrinsic::Erf: { // no LLVM intrinsic: libm's erff/erf, lane by lane
     bool isF64 = t.code() == DType::Code::F64;
@@ -561,7 +595,8 @@ llvm::Value *FunctionEmitter::call(const Call *op) {
     }
     r = llvm::PoisonValue::get(type);
     for (unsigned i = 0; i < t.lanes(); ++i)
-      r = builder.CreateInsertElement(r, builder.CreateCall(fn, {builder.CreateExtractElement(args[0], i)}), i);
+      r = builder.CreateInsertElement(
+          r, builder.CreateCall(fn, {builder.CreateExtractElement(args[0], i)}), i);
     break;
   }
   case Intrinsic::Abs:
@@ -652,7 +687,8 @@ llvm::Value *FunctionEmitter::load(const BufferLoad *op) {
   else if (addr->getType()->isVectorTy())
     stored = builder.CreateMaskedGather(type, addr, align);
   else // a scalar index for a vector: every lane reads the same element
-    stored = builder.CreateVectorSplat(t.lanes(), builder.CreateAlignedLoad(type->getScalarType(), addr, align));
+    stored = builder.CreateVectorSplat(
+        t.lanes(), builder.CreateAlignedLoad(type->getScalarType(), addr, align));
   return fromStorage(stored, t);
 }
 
@@ -753,7 +789,8 @@ llvm::Instruction *FunctionEmitter::countedLoop(Value *begin, Value *end, const 
 
 void FunctionEmitter::forLoop(const For *op) {
   Value *begin = expr(op->min);
-  Value *end = isConstInt(op->min, 0) ? expr(op->extent) : builder.CreateAdd(begin, expr(op->extent));
+  Value *end =
+      isConstInt(op->min, 0) ? expr(op->extent) : builder.CreateAdd(begin, expr(op->extent));
   std::string name = abi::cIdentifier(op->loopVar.name());
   ++loopDepth_;
   llvm::Instruction *latch = countedLoop(begin, end, name, [&](Value *i) {
@@ -778,7 +815,8 @@ void FunctionEmitter::forLoop(const For *op) {
     property("llvm.loop.unroll.disable", nullptr);
     auto width = asConstInt(op->extent);
     if (width && *width >= 2 && *width <= 64 && (*width & (*width - 1)) == 0)
-      property("llvm.loop.vectorize.width", llvm::ConstantAsMetadata::get(builder.getInt32(static_cast<uint32_t>(*width))));
+      property("llvm.loop.vectorize.width",
+               llvm::ConstantAsMetadata::get(builder.getInt32(static_cast<uint32_t>(*width))));
   } else if (op->forKind == ForKind::Unrolled) {
     property("llvm.loop.unroll.full", nullptr);
   }
@@ -828,8 +866,9 @@ void FunctionEmitter::parallelFor(const For *op) {
   std::vector<llvm::Type *> bodyParams = {builder.getInt64Ty(), builder.getInt64Ty()};
   for (auto &[key, value] : captured)
     bodyParams.push_back(value->getType());
-  auto *bodyFn = llvm::Function::Create(llvm::FunctionType::get(builder.getVoidTy(), bodyParams, false),
-                                        llvm::GlobalValue::InternalLinkage, name + ".body", state.module);
+  auto *bodyFn =
+      llvm::Function::Create(llvm::FunctionType::get(builder.getVoidTy(), bodyParams, false),
+                             llvm::GlobalValue::InternalLinkage, name + ".body", state.module);
   bodyFn->addFnAttr(llvm::Attribute::NoUnwind);
   bodyFn->getArg(0)->setName("begin");
   bodyFn->getArg(1)->setName("end");
@@ -846,15 +885,17 @@ void FunctionEmitter::parallelFor(const For *op) {
     }
     (isBuffer[k] ? child.buffers_ : child.vars_)[captured[k].first] = arg;
   }
-  child.countedLoop(bodyFn->getArg(0), bodyFn->getArg(1), abi::cIdentifier(op->loopVar.name()), [&](Value *i) {
-    child.bind(op->loopVar, i);
-    child.stmt(op->body);
-  });
+  child.countedLoop(bodyFn->getArg(0), bodyFn->getArg(1), abi::cIdentifier(op->loopVar.name()),
+                    [&](Value *i) {
+                      child.bind(op->loopVar, i);
+                      child.stmt(op->body);
+                    });
   child.builder.CreateRetVoid();
 
   // What GOMP_parallel runs on every thread: `void NAME.parallel.K(ptr context)`.
-  auto *fn = llvm::Function::Create(llvm::FunctionType::get(builder.getVoidTy(), {builder.getPtrTy()}, false),
-                                    llvm::GlobalValue::InternalLinkage, name, state.module);
+  auto *fn = llvm::Function::Create(
+      llvm::FunctionType::get(builder.getVoidTy(), {builder.getPtrTy()}, false),
+      llvm::GlobalValue::InternalLinkage, name, state.module);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   fn->getArg(0)->setName("context");
   llvm::IRBuilder<> cb(BasicBlock::Create(ctx, "entry", fn));
@@ -870,9 +911,12 @@ void FunctionEmitter::parallelFor(const For *op) {
     v->setName(captured[k].second->getName());
     bodyArgs.push_back(v);
   }
-  Value *thread = cb.CreateSExt(cb.CreateCall(state.libFunction("omp_get_thread_num")), cb.getInt64Ty(), "thread");
-  Value *threads = cb.CreateSExt(cb.CreateCall(state.libFunction("omp_get_num_threads")), cb.getInt64Ty(), "threads");
-  Value *chunk = cb.CreateSDiv(cb.CreateSub(cb.CreateAdd(cExtent, threads), cb.getInt64(1)), threads, "chunk");
+  Value *thread = cb.CreateSExt(cb.CreateCall(state.libFunction("omp_get_thread_num")),
+                                cb.getInt64Ty(), "thread");
+  Value *threads = cb.CreateSExt(cb.CreateCall(state.libFunction("omp_get_num_threads")),
+                                 cb.getInt64Ty(), "threads");
+  Value *chunk =
+      cb.CreateSDiv(cb.CreateSub(cb.CreateAdd(cExtent, threads), cb.getInt64(1)), threads, "chunk");
   Value *begin = cb.CreateAdd(cMin, cb.CreateMul(thread, chunk), "begin");
   Value *end = cb.CreateBinaryIntrinsic(llvm::Intrinsic::smin, cb.CreateAdd(begin, chunk),
                                         cb.CreateAdd(cMin, cExtent), nullptr, "end");
@@ -883,7 +927,9 @@ void FunctionEmitter::parallelFor(const For *op) {
 
   // The caller: fill the context, start the team (only when there is work).
   llvm::AllocaInst *context = entryAlloca(contextType, nullptr, "parallel.context");
-  auto store = [&](unsigned k, Value *v) { builder.CreateStore(v, builder.CreateStructGEP(contextType, context, k)); };
+  auto store = [&](unsigned k, Value *v) {
+    builder.CreateStore(v, builder.CreateStructGEP(contextType, context, k));
+  };
   store(0, minV);
   store(1, extent);
   for (size_t k = 0; k < captured.size(); ++k)
@@ -892,7 +938,8 @@ void FunctionEmitter::parallelFor(const For *op) {
   BasicBlock *done = BasicBlock::Create(ctx, "parallel.end");
   builder.CreateCondBr(builder.CreateICmpSGT(extent, builder.getInt64(0)), run, done);
   builder.SetInsertPoint(run);
-  builder.CreateCall(state.libFunction("GOMP_parallel"), {fn, context, builder.getInt32(0), builder.getInt32(0)});
+  builder.CreateCall(state.libFunction("GOMP_parallel"),
+                     {fn, context, builder.getInt32(0), builder.getInt32(0)});
   builder.CreateBr(done);
   done->insertInto(function_);
   builder.SetInsertPoint(done);
@@ -905,14 +952,17 @@ void FunctionEmitter::allocate(const Allocate *op) {
   std::string name = abi::cIdentifier(b.name());
   auto size = asConstInt(b.shape()[0]);
   if (size && *size * b.dtype().storageBytes() <= kStackBytes) {
-    llvm::AllocaInst *mem = entryAlloca(element, builder.getInt64(static_cast<uint64_t>(std::max<int64_t>(*size, 1))), name);
+    llvm::AllocaInst *mem = entryAlloca(
+        element, builder.getInt64(static_cast<uint64_t>(std::max<int64_t>(*size, 1))), name);
     mem->setAlignment(llvm::Align(16));
     bind(b, mem);
     stmt(op->body);
     return;
   }
-  Value *count = builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, expr(b.shape()[0]), builder.getInt64(1));
-  Value *bytes = builder.CreateMul(count, builder.getInt64(static_cast<uint64_t>(b.dtype().storageBytes())));
+  Value *count =
+      builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, expr(b.shape()[0]), builder.getInt64(1));
+  Value *bytes =
+      builder.CreateMul(count, builder.getInt64(static_cast<uint64_t>(b.dtype().storageBytes())));
   Value *mem = builder.CreateCall(state.libFunction("malloc"), {bytes}, name);
   BasicBlock *ok = newBlock(name + ".ok"), *fail = newBlock(name + ".oom");
   builder.CreateCondBr(builder.CreateIsNull(mem), fail, ok);
@@ -921,7 +971,8 @@ void FunctionEmitter::allocate(const Allocate *op) {
     // As the C++ backend: the message in tdsl_last_error() and status 1.
     std::string message = cName_ + ": out of memory for '" + b.name() + "'";
     builder.CreateCall(state.libFunction("snprintf"),
-                       {state.lastErrorAddress(builder), builder.getInt64(512), builder.CreateGlobalString(message)});
+                       {state.lastErrorAddress(builder), builder.getInt64(512),
+                        builder.CreateGlobalString(message)});
     builder.CreateRet(builder.getInt32(1));
   } else { // inside a loop (possibly on another thread): nothing to return to
     builder.CreateCall(state.libFunction("abort"));

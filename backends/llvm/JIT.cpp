@@ -73,11 +73,12 @@ std::unique_ptr<Jit> Jit::create(const TargetOptions &options, std::string &erro
   return self;
 }
 
-bool Jit::addModule(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
-                    std::string &error) {
+bool Jit::addModule(std::unique_ptr<llvm::Module> module,
+                    std::unique_ptr<llvm::LLVMContext> context, std::string &error) {
   optimizeModule(*module, *impl_->machine, impl_->options);
   module->setDataLayout(impl_->jit->getDataLayout());
-  if (llvm::Error e = impl_->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
+  if (llvm::Error e = impl_->jit->addIRModule(
+          llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
     error = "the JIT rejects the module: " + llvm::toString(std::move(e));
     return false;
   }
@@ -98,7 +99,8 @@ bool Jit::addFunctions(const std::string &name, const std::vector<ir::Func> &sou
 bool Jit::addObject(const std::string &bytes, const std::string &name,
                     const std::vector<ir::Func> &sources, const std::vector<ir::Func> &lowered,
                     std::string &error) {
-  if (llvm::Error e = impl_->jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(bytes, name))) {
+  if (llvm::Error e =
+          impl_->jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(bytes, name))) {
     error = "the JIT rejects the object: " + llvm::toString(std::move(e));
     return false;
   }

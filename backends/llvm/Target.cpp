@@ -67,7 +67,8 @@ bool resolveTarget(const TargetOptions &options, ResolvedTarget &out, std::strin
     out.cpu = options.mcpu;
     std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(out.triple, "", ""));
     if (!info || !info->isCPUStringValid(out.cpu)) {
-      error = "unknown CPU '" + out.cpu + "' for --mcpu (LLVM's names, e.g. x86-64, x86-64-v3, skylake-avx512, native)";
+      error = "unknown CPU '" + out.cpu +
+              "' for --mcpu (LLVM's names, e.g. x86-64, x86-64-v3, skylake-avx512, native)";
       return false;
     }
   }
@@ -113,15 +114,17 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetOptions &op
     targetOptions.NoSignedZerosFPMath = true;
     targetOptions.AllowFPOpFusion = llvm::FPOpFusion::Fast;
   }
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      resolved.triple, resolved.cpu, resolved.features, targetOptions, llvm::Reloc::PIC_, std::nullopt,
-      codeGenLevel(options.optLevel)));
+  std::unique_ptr<llvm::TargetMachine> machine(
+      target->createTargetMachine(resolved.triple, resolved.cpu, resolved.features, targetOptions,
+                                  llvm::Reloc::PIC_, std::nullopt, codeGenLevel(options.optLevel)));
   if (!machine)
-    error = "LLVM cannot make a target machine for '" + resolved.triple + "' (--mcpu=" + resolved.cpu + ")";
+    error = "LLVM cannot make a target machine for '" + resolved.triple +
+            "' (--mcpu=" + resolved.cpu + ")";
   return machine;
 }
 
-void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine, const TargetOptions &options) {
+void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
+                    const TargetOptions &options) {
   module.setTargetTriple(machine.getTargetTriple().str());
   module.setDataLayout(machine.createDataLayout());
   for (llvm::Function &fn : module) {
@@ -150,8 +153,9 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine, const Ta
                                   : options.optLevel == 1 ? llvm::OptimizationLevel::O1
                                   : options.optLevel == 2 ? llvm::OptimizationLevel::O2
                                                           : llvm::OptimizationLevel::O3;
-  llvm::ModulePassManager passes = options.optLevel <= 0 ? builder.buildO0DefaultPipeline(level)
-                                                         : builder.buildPerModuleDefaultPipeline(level);
+  llvm::ModulePassManager passes = options.optLevel <= 0
+                                       ? builder.buildO0DefaultPipeline(level)
+                                       : builder.buildPerModuleDefaultPipeline(level);
   passes.run(module, mam);
 }
 
@@ -161,7 +165,8 @@ bool emitObject(llvm::Module &module, llvm::TargetMachine &machine, bool assembl
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager passes;
   if (machine.addPassesToEmitFile(passes, os, nullptr,
-                                  assembly ? llvm::CodeGenFileType::AssemblyFile : llvm::CodeGenFileType::ObjectFile)) {
+                                  assembly ? llvm::CodeGenFileType::AssemblyFile
+                                           : llvm::CodeGenFileType::ObjectFile)) {
     error = "the target cannot emit this file type";
     return false;
   }

@@ -46,8 +46,8 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
 
 /// The module as an ELF object (or textual assembly). Returns false with `error` set if the
 /// target cannot emit that file type.
-bool emitObject(llvm::Module &module, llvm::TargetMachine &machine, bool assembly,
-                std::string &out, std::string &error);
+bool emitObject(llvm::Module &module, llvm::TargetMachine &machine, bool assembly, std::string &out,
+                std::string &error);
 
 /// What `tdslc --emit=llvm|bc|asm|obj` writes.
 enum class OutputKind { IR, Bitcode, Assembly, Object };

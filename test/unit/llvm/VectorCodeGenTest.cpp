@@ -29,7 +29,8 @@ std::string irOf(const Func &func) {
   std::string out, error;
   llvmgen::TargetOptions options;
   options.optLevel = 0;
-  EXPECT_TRUE(llvmgen::compileFunctions("test", {func}, {func}, options, llvmgen::OutputKind::IR, out, error))
+  EXPECT_TRUE(llvmgen::compileFunctions("test", {func}, {func}, options, llvmgen::OutputKind::IR,
+                                        out, error))
       << error;
   return out;
 }
@@ -80,12 +81,14 @@ TEST(VectorCodeGen, GatherAndScatter) {
   Buffer b("B", DType::i32(), {i64(16)}, BufferRole::Output);
   Buffer c("C", DType::i32(), {i64(4)}, BufferRole::Output);
   Var i("i");
-  Stmt transpose = For::make(i, i64(0), i64(4), ForKind::Serial,
-                             BufferStore::make(b, BufferLoad::make(a, {Ramp::make(Expr(i) * 4, i64(1), 4)}),
-                                               {Ramp::make(Expr(i), i64(4), 4)}));
+  Stmt transpose =
+      For::make(i, i64(0), i64(4), ForKind::Serial,
+                BufferStore::make(b, BufferLoad::make(a, {Ramp::make(Expr(i) * 4, i64(1), 4)}),
+                                  {Ramp::make(Expr(i), i64(4), 4)}));
   Stmt gather = BufferStore::make(c, BufferLoad::make(a, {Ramp::make(i64(1), i64(4), 4)}),
                                   {Ramp::make(i64(0), i64(1), 4)});
-  Func f = PrimFunc::make("vtranspose", {}, {FuncParam::tensor(a)}, {b, c}, {}, {}, seq({transpose, gather}));
+  Func f = PrimFunc::make("vtranspose", {}, {FuncParam::tensor(a)}, {b, c}, {}, {},
+                          seq({transpose, gather}));
 
   std::string ir = irOf(f);
   EXPECT_NE(ir.find("llvm.masked.scatter.v4i32"), std::string::npos) << ir;
@@ -114,10 +117,11 @@ TEST(VectorCodeGen, IntBoolAndHalfLanes) {
   Stmt body = seq({
       BufferStore::make(q, Div::make(xv, Broadcast::make(intImm(-3, DType::i32()), 4)), {index}),
       BufferStore::make(m, LT::make(xv, Broadcast::make(intImm(0, DType::i32()), 4)), {index}),
-      BufferStore::make(h, Cast::make(DType::f16().withLanes(4),
-                                      Div::make(Cast::make(DType::f32().withLanes(4), xv),
-                                                Broadcast::make(floatImm(3.0), 4))),
-                        {index}),
+      BufferStore::make(
+          h,
+          Cast::make(DType::f16().withLanes(4), Div::make(Cast::make(DType::f32().withLanes(4), xv),
+                                                          Broadcast::make(floatImm(3.0), 4))),
+          {index}),
   });
   Func f = PrimFunc::make("vmixed", {}, {FuncParam::tensor(x)}, {q, m, h}, {}, {},
                           For::make(i, i64(0), i64(2), ForKind::Serial, body));
