@@ -1,6 +1,7 @@
 //===- backends/cpp/CppEmitter.cpp - The C++ backend --------------------------------------===//
 #include "backends/cpp/CppEmitter.h"
 
+#include "backends/abi/Abi.h"
 #include "backends/cpp/Format.h"
 
 #include "ir/IRPrinter.h"
@@ -253,55 +254,8 @@ bool isHalf(DType t) { return t.code() == DType::Code::F16 || t.code() == DType:
 
 /// DLPack's {code, bits} of a dtype.
 std::pair<const char *, int> dlType(DType t) {
-  if (t.isBool())
-    return {"kDLUInt", 8};
-  if (t.isInt())
-    return {"kDLInt", t.bits()};
-  if (t.isUInt())
-    return {"kDLUInt", t.bits()};
-  if (t.code() == DType::Code::BF16)
-    return {"kDLBfloat", 16};
-  return {"kDLFloat", t.bits()};
-}
-
-const std::set<std::string> &reservedWords() {
-  static const std::set<std::string> words = {
-      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char",
-      "class", "const", "constexpr", "continue", "default", "delete", "do", "double", "else",
-      "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
-      "inline", "int", "long", "main", "mutable", "namespace", "new", "not", "operator", "or",
-      "private", "protected", "public", "register", "return", "short", "signed", "sizeof",
-      "static", "struct", "switch", "template", "this", "throw", "true", "try", "typedef",
-      "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "while", "xor",
-      "std", "errno", "assert", "NULL", "INFINITY", "NAN", "free", "malloc", "abs", "exp",
-      "log", "sqrt", "floor", "ceil", "round", "pow", "fma", "min", "max", "select", "data",
-      "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
-      "DLTensor", "kDLCPU",
-      // C library functions the emitted code includes (<cmath>, <cstdlib>, <cstring>,
-      // <cstdio>): an extern "C" function of that name would clash with them.
-      "fmod", "fmin", "fmax", "fabs", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
-      "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "exp2", "expm1", "log2", "log10",
-      "log1p", "logb", "cbrt", "hypot", "erf", "erfc", "tgamma", "lgamma", "trunc", "rint",
-      "lrint", "llrint", "lround", "llround", "nearbyint", "remainder", "remquo", "copysign",
-      "nan", "nextafter", "fdim", "ldexp", "frexp", "modf", "scalbn", "ilogb", "signbit",
-      "isnan", "isinf", "isfinite", "isnormal", "fpclassify", "sqrtf", "expf", "logf", "powf",
-      "div", "ldiv", "labs", "llabs", "atoi", "atol", "atof", "strtol", "strtod", "rand",
-      "srand", "calloc", "realloc", "exit", "abort", "atexit", "getenv", "system", "qsort",
-      "bsearch", "memcpy", "memmove", "memset", "memcmp", "memchr", "strlen", "strcpy",
-      "strncpy", "strcmp", "strncmp", "strcat", "strchr", "strstr", "printf", "fprintf",
-      "sprintf", "snprintf", "vsnprintf", "puts", "putchar", "fopen", "fclose", "fread",
-      "fwrite", "remove", "rename", "stdin", "stdout", "stderr", "va_list", "size_t"};
-  return words;
-}
-
-/// A C identifier for a name hint: non-identifier characters become '_'.
-std::string cIdentifier(const std::string &hint) {
-  std::string out;
-  for (char c : hint)
-    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])) || out[0] == '_')
-    out = "v" + out;
-  return out;
+  auto [code, bits] = abi::dlpackType(t);
+  return {abi::dlpackCodeName(code), bits};
 }
 
 /// Unique C names for the Vars and Buffers of one function, chosen in order of definition.
@@ -313,8 +267,8 @@ public:
     auto it = names_.find(object);
     if (it != names_.end())
       return it->second;
-    std::string base = cIdentifier(hint), name = base;
-    for (int i = 1; taken_.count(name) || reservedWords().count(name) ||
+    std::string base = abi::cIdentifier(hint), name = base;
+    for (int i = 1; taken_.count(name) || abi::isReservedWord(name) ||
                     name.rfind("tdsl_", 0) == 0;
          ++i)
       name = base + "_" + std::to_string(i);
@@ -1282,38 +1236,17 @@ void FunctionEmitter::emitDlpack(std::ostream &os) {
   os << "}\n";
 }
 
-/// C function names for the emitted functions, unique over the module.
-std::vector<std::string> functionNames(const std::vector<Func> &funcs) {
-  NameTable table({"tdsl_last_error", "tdsl_generated"});
-  std::vector<std::string> out;
-  for (const Func &f : funcs)
-    out.push_back(table.define(f.get(), f.name()));
-  return out;
-}
-
 } // namespace
 
 std::vector<Func> emittedFunctions(const Module &module, const CppOptions &options) {
-  std::vector<Func> out;
-  for (const Func &f : module.functions()) {
-    const auto *p = f.as<PrimFunc>();
-    if (!p || !p->constVars.empty())
-      continue;
-    if (!options.onlyFunc.empty() && f.name() != options.onlyFunc)
-      continue;
-    out.push_back(f);
-  }
-  return out;
+  return abi::emittedFunctions(module, options.onlyFunc);
 }
 
 std::vector<Func> lowerModule(const Module &module, const CppOptions &options) {
   lower::LowerOptions lowerOptions = options.lower;
   if (options.afterLowerStep)
     lowerOptions.afterStep = options.afterLowerStep;
-  std::vector<Func> out;
-  for (const Func &f : emittedFunctions(module, options))
-    out.push_back(lower::lowerPrimFunc(f, lowerOptions));
-  return out;
+  return abi::lowerModule(module, options.onlyFunc, lowerOptions);
 }
 
 namespace {
@@ -1360,7 +1293,7 @@ std::string vectorTypedefs(const std::vector<Func> &lowered) {
 std::string emitCpp(const Module &module, const CppOptions &options) {
   std::vector<Func> sources = emittedFunctions(module, options);
   std::vector<Func> lowered = lowerModule(module, options);
-  std::vector<std::string> names = functionNames(sources);
+  std::vector<std::string> names = abi::cFunctionNames(sources);
   std::ostringstream os;
   os << "// Generated by tdslc (C++ backend). Do not edit.\n" << kPrelude << vectorTypedefs(lowered);
   for (size_t i = 0; i < sources.size(); ++i) {
@@ -1372,7 +1305,7 @@ std::string emitCpp(const Module &module, const CppOptions &options) {
 
 std::string emitHeader(const Module &module, const CppOptions &options) {
   std::vector<Func> sources = emittedFunctions(module, options);
-  std::vector<std::string> names = functionNames(sources);
+  std::vector<std::string> names = abi::cFunctionNames(sources);
   std::ostringstream os;
   const std::string &guard = options.headerGuard;
   os << "/* Generated by tdslc. Do not edit. */\n"

@@ -3,8 +3,10 @@
 #include "frontend/ASTPrinter.h"
 #include "frontend/ModuleLoader.h"
 #include "frontend/Sema.h"
+#include "backends/abi/Abi.h"
 #include "backends/cpp/CompileCpp.h"
 #include "backends/cpp/CppEmitter.h"
+#include "backends/llvm/Target.h"
 #include "ir/IRPrinter.h"
 #include "passes/Instantiate.h"
 #include "passes/lower/Pipeline.h"
@@ -516,21 +518,10 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
     for (const std::string &p : passNames()) out << p << "\n";
     return 0;
   }
-  // Stages this build does not have yet are refused up front, before any work. An object or
-  // assembly comes only through the C++ backend and the Clang libraries (--via=cpp).
-  if (opts.emit == EmitKind::Obj || opts.emit == EmitKind::Asm) {
-    if (opts.via != "cpp") {
-      err << "tdslc: error: --emit=" << emitKindName(opts.emit)
-          << " is not available yet through LLVM (--via=llvm, the default): this build of tdslc "
-             "makes objects and assembly from the emitted C++ (use --emit="
-          << emitKindName(opts.emit) << " --via=cpp)\n";
-      return 2;
-    }
-  } else if (opts.emit != EmitKind::AST && opts.emit != EmitKind::IR && opts.emit != EmitKind::Lowered &&
-             opts.emit != EmitKind::Cpp && opts.emit != EmitKind::Header) {
-    err << "tdslc: error: --emit=" << emitKindName(opts.emit)
-        << " is not available yet: this build of tdslc stops after the C++ backend (use --emit=ast, "
-           "ir, lowered, cpp, header, or obj or asm with --via=cpp)\n";
+  // Stages this build does not have yet are refused up front, before any work.
+  if (opts.emit == EmitKind::Cuda) {
+    err << "tdslc: error: --emit=cuda is not available yet: this build of tdslc has the C++ and LLVM "
+           "backends (use --emit=ast, ir, lowered, cpp, llvm, bc, asm, obj or header)\n";
     return 2;
   }
   for (const std::string &p : opts.printIRAfter)
@@ -571,11 +562,13 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
     copts.lower.beforeStep = [&](const std::string &step, const ir::Func &f) { c.printBefore(step, f); };
     copts.lower.boundsCheck = opts.boundsCheck;
     copts.lower.locationText = [&](const SourceLoc &loc) { return c.locationText(loc); };
+    lower::LowerOptions lopts = copts.lower;
+    lopts.afterStep = copts.afterLowerStep;
     copts.headerGuard = headerGuard(opts.output.empty() || opts.output == "-" ? opts.input : opts.output);
     switch (opts.emit) {
     case EmitKind::Lowered: {
       bool first = true;
-      for (const ir::Func &f : cpp::lowerModule(*ir, copts)) {
+      for (const ir::Func &f : abi::lowerModule(*ir, opts.func, lopts)) {
         text << (first ? "" : "\n") << ir::toString(f);
         first = false;
       }
@@ -588,18 +581,48 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
       text << cpp::emitHeader(*ir, copts);
       break;
     case EmitKind::Obj:
-    case EmitKind::Asm: {
-      cpp::CompileOptions options;
+    case EmitKind::Asm:
+      if (opts.via == "cpp") {
+        cpp::CompileOptions options;
+        options.optLevel = opts.optLevel;
+        options.mcpu = opts.mcpu;
+        options.mattr = opts.mattr;
+        options.fastMath = opts.fastMath;
+        options.assembly = opts.emit == EmitKind::Asm;
+        std::string code = cpp::emitCpp(*ir, copts), bytes, errors;
+        if (!cpp::compileCpp(code, fs::path(opts.input).filename().string() + ".cpp", options, bytes, errors)) {
+          err << errors << "tdslc: error: the Clang libraries could not compile the C++ emitted for '"
+              << opts.input << "'\n";
+          return 1;
+        }
+        text << bytes;
+        break;
+      }
+      [[fallthrough]];
+    case EmitKind::LLVM:
+    case EmitKind::Bitcode: {
+      // The LLVM backend (--via=llvm, the default; --emit=llvm|bc always).
+      if (!opts.func.empty() && !ir->lookup(opts.func).as<ir::PrimFunc>()) {
+        err << "tdslc: error: --emit=" << emitKindName(opts.emit) << " --func " << opts.func
+            << ": only funcs are compiled by this build (graphs and externs are not yet)\n";
+        return 2;
+      }
+      llvmgen::TargetOptions options;
       options.optLevel = opts.optLevel;
       options.mcpu = opts.mcpu;
       options.mattr = opts.mattr;
       options.fastMath = opts.fastMath;
-      options.assembly = opts.emit == EmitKind::Asm;
-      std::string code = cpp::emitCpp(*ir, copts), bytes, errors;
-      if (!cpp::compileCpp(code, fs::path(opts.input).filename().string() + ".cpp", options, bytes, errors)) {
-        err << errors << "tdslc: error: the Clang libraries could not compile the C++ emitted for '"
-            << opts.input << "'\n";
-        return 1;
+      llvmgen::OutputKind kind = opts.emit == EmitKind::LLVM      ? llvmgen::OutputKind::IR
+                                 : opts.emit == EmitKind::Bitcode ? llvmgen::OutputKind::Bitcode
+                                 : opts.emit == EmitKind::Asm     ? llvmgen::OutputKind::Assembly
+                                                                  : llvmgen::OutputKind::Object;
+      std::vector<ir::Func> sources = abi::emittedFunctions(*ir, opts.func);
+      std::vector<ir::Func> lowered = abi::lowerModule(*ir, opts.func, lopts);
+      std::string bytes, error;
+      if (!llvmgen::compileFunctions(fs::path(opts.input).filename().string(), sources, lowered, options,
+                                     kind, bytes, error)) {
+        err << "tdslc: error: " << error << "\n";
+        return 2;
       }
       text << bytes;
       break;
@@ -608,9 +631,11 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
       printOwnItems(*ir, text, opts.func);
     }
   }
-  // An object goes to -o FILE or <stem>.o; text (assembly included) to -o FILE or stdout.
+  // An object goes to -o FILE or <stem>.o, bitcode to -o FILE or <stem>.bc; text (assembly
+  // and LLVM IR included) to -o FILE or stdout.
   std::string output = opts.output;
   if (output.empty() && opts.emit == EmitKind::Obj) output = defaultObjectName(opts.input);
+  if (output.empty() && opts.emit == EmitKind::Bitcode) output = fs::path(opts.input).stem().string() + ".bc";
   if (output.empty() || output == "-") {
     out << text.str();
     return 0;

@@ -1,20 +1,33 @@
 //===- tools/tdsl-run/tdsl-run.cpp - Runs a TDSL function on .npy files (spec §9) ---------===//
 //
-// Loads and checks a module like tdslc (schedules applied), binds the inputs (from .npy files, scalar literals or
-// seeded random values), runs the function with the reference interpreter (--interpret), and
-// writes or summarises the outputs. Exit status: 0 success, 1 a load, check or run error,
-// 2 a bad command line or a mode this build does not have (the JIT).
+// Loads and checks a module like tdslc (schedules applied), binds the inputs (from .npy files,
+// scalar literals or seeded random values), runs the function compiled in-process by the LLVM
+// backend and ORC JIT (or by the C++ backend and the Clang libraries with --via=cpp, or with
+// the reference interpreter with --interpret), and writes or summarises the outputs. --check
+// compares with the unscheduled function run by the interpreter; --bench times the compiled
+// function. Exit status: 0 success, 1 a load, check or run error, 2 a bad command line or a
+// mode this build does not have (graphs and externs through the JIT).
 //
 //===--------------------------------------------------------------------------------------===//
+#include "backends/abi/Abi.h"
+#include "backends/cpp/CompileCpp.h"
+#include "backends/cpp/CppEmitter.h"
 #include "backends/interp/Interpreter.h"
+#include "backends/llvm/JIT.h"
+#include "backends/llvm/LLVMBackend.h"
+#include "runtime/Float16.h"
 #include "runtime/Npy.h"
 #include "tools/driver/Driver.h"
+#include "tools/tdsl-run/FlopCount.h"
 
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <random>
 
@@ -30,7 +43,13 @@ namespace {
 const char *kHelp = R"(usage: tdsl-run FILE.tdsl --func NAME [options]
 
   --func NAME              the function or graph to run
-  --interpret              run with the reference interpreter
+  --interpret              run with the reference interpreter (default: compile the func
+                           with the LLVM backend and run it in-process, ORC JIT)
+  --via=llvm|cpp           how the JIT compiles: the LLVM backend (default), or the emitted
+                           C++ compiled by the Clang libraries
+  -O0, -O1, -O2, -O3       optimisation level of the JIT (default -O2)
+  --threads N              OpenMP threads for parallel loops (default: OMP_NUM_THREADS, or
+                           one per core)
   --input NAME=FILE.npy    an input (or an output's initial contents) from a .npy file
   --input NAME=VALUE       a scalar input
   --output NAME=FILE.npy   write an output to a .npy file (others are summarised on stdout)
@@ -39,7 +58,8 @@ const char *kHelp = R"(usage: tdsl-run FILE.tdsl --func NAME [options]
   --seed N                 seed of the random values of inputs not given (default 0)
   -I DIR                   import search path (the standard library is always found)
   --stdlib DIR             standard library folder
-  --bench                  time the compiled function (needs the JIT)
+  --bench                  time the compiled function: median time per call and GFLOP/s
+  --repeat N               timed calls of --bench (default 10, after 2 warm-up calls)
   --check                  compare with the unscheduled function run by the interpreter
   --no-schedule            ignore all schedules
   -h, --help               print this help and exit
@@ -53,6 +73,9 @@ struct RunOptions {
   std::string file;
   std::string func;
   bool interpret = false, bench = false, check = false, noSchedule = false;
+  std::string via = "llvm";
+  int optLevel = 2;
+  int64_t threads = 0, repeat = 10;
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
   std::vector<std::string> libraries;
   interp::ConstMap defines;
@@ -111,13 +134,22 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   desc.add_options()("help,h", "")("func", many(), "")("interpret", "")("no-schedule", "")("bench", "")(
       "check", "")("input", many(), "")("output", many(), "")("load", many(), "")(
       "define,D", many(), "")("seed", many(), "")("include,I", many(), "")("stdlib", many(), "")(
+      "via", many(), "")("threads", many(), "")("repeat", many(), "")("opt-level", many(), "")(
       "file", many(), "");
   po::positional_options_description positional;
   positional.add("file", -1);
   po::variables_map vm;
   try {
     auto style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-    po::store(po::command_line_parser(argc, argv)
+    // -O2 is --opt-level=2 (as tdslc spells it).
+    std::vector<std::string> argList;
+    for (int i = 1; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a.size() == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '9')
+        a = std::string("--opt-level=") + a[2];
+      argList.push_back(a);
+    }
+    po::store(po::command_line_parser(argList)
                   .options(desc)
                   .positional(positional)
                   .style(style)
@@ -177,11 +209,27 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   opts.includeDirs = all("include");
   opts.stdlibDir = all("stdlib").empty() ? defaultStdlibDir() : all("stdlib").back();
 
-  if (!opts.interpret)
-    return usageError("the JIT is not available yet: this build runs functions only with the "
-                      "reference interpreter (add --interpret)");
-  if (opts.bench)
-    return usageError("--bench needs the JIT, which is not available yet");
+  if (!all("via").empty()) {
+    opts.via = all("via").back();
+    if (opts.via != "llvm" && opts.via != "cpp")
+      return usageError("invalid value '" + opts.via + "' for --via; expected llvm or cpp");
+  }
+  if (!all("opt-level").empty()) {
+    std::string level = all("opt-level").back();
+    if (level.size() != 1 || level[0] < '0' || level[0] > '3')
+      return usageError("invalid optimisation level -O" + level + "; expected -O0 to -O3");
+    opts.optLevel = level[0] - '0';
+  }
+  for (auto [name, target] : {std::pair<const char *, int64_t *>{"threads", &opts.threads},
+                              std::pair<const char *, int64_t *>{"repeat", &opts.repeat}}) {
+    if (all(name).empty())
+      continue;
+    if (!parseInt(all(name).back(), *target) || *target < 1)
+      return usageError("invalid value '" + all(name).back() + "' for --" + name +
+                        "; expected an integer N >= 1");
+  }
+  if (opts.bench && opts.interpret)
+    return usageError("--bench times compiled code: it cannot be used with --interpret");
   return std::nullopt;
 }
 
@@ -296,6 +344,172 @@ const ParamInfo *findParam(const std::vector<ParamInfo> &params, const std::stri
   return nullptr;
 }
 
+/// The function compiled into the JIT: its packed entry (LLVMBackend.h) and what the
+/// arguments need.
+struct Compiled {
+  std::unique_ptr<llvmgen::Jit> jit;
+  int32_t (*entry)(void **) = nullptr;
+  const char *(*lastError)() = nullptr;
+  ir::Func source, lowered;
+};
+
+/// Compiles `func` of the (scheduled) module with the LLVM backend, or the C++ backend and the
+/// Clang libraries (--via=cpp), into a JIT. Returns nullopt after printing the error.
+std::optional<Compiled> compileForJit(const RunOptions &opts, const ir::Module &module) {
+  Compiled c;
+  std::vector<ir::Func> sources = tdsl::abi::emittedFunctions(module, opts.func);
+  if (sources.empty()) {
+    runError("'" + opts.func + "' has open generic constants: give them with -D NAME=VALUE");
+    return std::nullopt;
+  }
+  std::vector<ir::Func> lowered = tdsl::abi::lowerModule(module, opts.func);
+  c.source = sources[0];
+  c.lowered = lowered[0];
+  llvmgen::TargetOptions target;
+  target.optLevel = opts.optLevel;
+  std::string error;
+  c.jit = llvmgen::Jit::create(target, error);
+  if (!c.jit) {
+    runError(error);
+    return std::nullopt;
+  }
+  std::string name = opts.file;
+  bool added;
+  if (opts.via == "cpp") {
+    cpp::CppOptions copts;
+    copts.onlyFunc = opts.func;
+    copts.format = false;
+    cpp::CompileOptions cc;
+    cc.optLevel = opts.optLevel;
+    std::string object, errors;
+    if (!cpp::compileCpp(cpp::emitCpp(module, copts), name + ".cpp", cc, object, errors)) {
+      runError("the Clang libraries could not compile the emitted C++:\n" + errors);
+      return std::nullopt;
+    }
+    added = c.jit->addObject(object, name + ".o", sources, lowered, error);
+  } else {
+    added = c.jit->addFunctions(name, sources, lowered, error);
+  }
+  if (!added) {
+    runError(error);
+    return std::nullopt;
+  }
+  std::string cName = tdsl::abi::cFunctionNames(sources)[0];
+  void *entry = c.jit->lookup(llvmgen::packedEntryName(cName), error);
+  void *lastError = entry ? c.jit->lookup("tdsl_last_error", error) : nullptr;
+  if (!entry || !lastError) {
+    runError(error);
+    return std::nullopt;
+  }
+  c.entry = reinterpret_cast<int32_t (*)(void **)>(entry);
+  c.lastError = reinterpret_cast<const char *(*)()>(lastError);
+  return c;
+}
+
+/// A scalar in its ABI type, in the low bytes of a slot (little endian).
+uint64_t scalarBits(const Scalar &s) {
+  ir::DType t = s.dtype;
+  uint64_t bits = 0;
+  if (t.isBool() || t.isInteger())
+    return static_cast<uint64_t>(s.i);
+  switch (t.code()) {
+  case ir::DType::Code::F16:
+    return runtime::f16FromDouble(s.f);
+  case ir::DType::Code::BF16:
+    return runtime::bf16FromDouble(s.f);
+  case ir::DType::Code::F32: {
+    float f = static_cast<float>(s.f);
+    std::memcpy(&bits, &f, sizeof f);
+    return bits;
+  }
+  default:
+    std::memcpy(&bits, &s.f, sizeof s.f);
+    return bits;
+  }
+}
+
+/// The values of the shape variables, from the dimensions of the tensors in `args`.
+std::unordered_map<ir::Var, int64_t> shapeValues(const Compiled &c, const ArgMap &args) {
+  const auto *source = c.source.as<ir::PrimFunc>();
+  std::unordered_map<ir::Var, int64_t> values;
+  auto bind = [&](const ir::Buffer &b) {
+    auto it = args.find(b.name());
+    if (it == args.end() || !std::holds_alternative<Tensor>(it->second))
+      return;
+    const Tensor &t = std::get<Tensor>(it->second);
+    for (size_t d = 0; d < b.rank() && d < t.shape.size(); ++d)
+      if (const auto *ref = b.shape()[d].as<ir::VarRef>())
+        values.emplace(ref->var, t.shape[d]);
+  };
+  for (const ir::FuncParam &p : source->inputs)
+    if (p.isTensor())
+      bind(p.buffer);
+  for (const ir::Buffer &b : source->outputs)
+    bind(b);
+  return values;
+}
+
+/// Calls the compiled function on `args` (inputs, and every output with its initial
+/// contents); the outputs are updated in place.
+bool callCompiled(const Compiled &c, ArgMap &args, std::string &error) {
+  const auto *source = c.source.as<ir::PrimFunc>();
+  const auto *lowered = c.lowered.as<ir::PrimFunc>();
+  std::vector<void *> slots;
+  std::vector<uint64_t> scalars;
+  scalars.reserve(source->inputs.size() + lowered->shapeVars.size());
+  for (const ir::FuncParam &p : source->inputs) {
+    interp::Value &v = args.at(p.name());
+    if (p.isTensor()) {
+      slots.push_back(std::get<Tensor>(v).bytes.data());
+      continue;
+    }
+    scalars.push_back(scalarBits(std::get<Scalar>(v)));
+    slots.push_back(&scalars.back());
+  }
+  for (const ir::Buffer &b : source->outputs)
+    slots.push_back(std::get<Tensor>(args.at(b.name())).bytes.data());
+  std::unordered_map<ir::Var, int64_t> shapes = shapeValues(c, args);
+  for (const ir::Var &v : lowered->shapeVars) {
+    auto it = shapes.find(v);
+    if (it == shapes.end()) {
+      error = "shape variable " + v.name() + " is not bound by any argument";
+      return false;
+    }
+    scalars.push_back(static_cast<uint64_t>(it->second));
+    slots.push_back(&scalars.back());
+  }
+  if (int32_t status = c.entry(slots.data())) {
+    error = "'" + source->name + "' returned " + std::to_string(status) + ": " + c.lastError();
+    return false;
+  }
+  return true;
+}
+
+/// --bench: 2 warm-up calls, then `repeat` timed ones on copies of the arguments; prints the
+/// median time per call and the GFLOP/s of FlopCount.h's count.
+bool bench(const RunOptions &opts, const Compiled &c, const ArgMap &args, std::string &error) {
+  ArgMap copy = args;
+  for (int i = 0; i < 2; ++i)
+    if (!callCompiled(c, copy, error))
+      return false;
+  std::vector<double> seconds;
+  for (int64_t i = 0; i < opts.repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (!callCompiled(c, copy, error))
+      return false;
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(seconds.begin(), seconds.end());
+  size_t n = seconds.size();
+  double median = n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
+  double flops = countFlops(c.lowered, shapeValues(c, args));
+  std::cout << "bench: '" << opts.func << "' (" << (opts.via == "cpp" ? "C++" : "LLVM") << ", -O"
+            << opts.optLevel << "): " << formatNumber(median * 1e3) << " ms per call (median of " << n
+            << "), " << formatNumber(flops) << " flop, " << formatNumber(median > 0 ? flops / median * 1e-9 : 0)
+            << " GFLOP/s\n";
+  return true;
+}
+
 int run(const RunOptions &opts) {
   std::optional<ir::Module> module = loadModule(opts);
   if (!module)
@@ -303,6 +517,12 @@ int run(const RunOptions &opts) {
   ir::Func func = module->lookup(opts.func);
   if (!func)
     return runError("no function or graph named '" + opts.func + "' in '" + opts.file + "'");
+  if (!opts.interpret && !func.as<ir::PrimFunc>()) {
+    std::cerr << "tdsl-run: error: '" << opts.func << "' is "
+              << (func.as<ir::GraphFunc>() ? "a graph" : "an extern func")
+              << ": this build compiles funcs only (run it with --interpret)\n";
+    return 2;
+  }
 
   interp::Interpreter interpreter(*module);
   std::string error;
@@ -387,8 +607,27 @@ int run(const RunOptions &opts) {
       return runError("the unscheduled function fails: " + error);
   }
 
-  if (!interpreter.run(func, args, opts.defines, error))
-    return runError(error);
+  if (opts.interpret) {
+    if (!interpreter.run(func, args, opts.defines, error))
+      return runError(error);
+  } else {
+    if (opts.threads > 0)
+      setenv("OMP_NUM_THREADS", std::to_string(opts.threads).c_str(), 1);
+    // Outputs not given start zero-filled, as with the interpreter.
+    for (const ParamInfo &param : *params)
+      if (param.isOutput && !args.count(param.name)) {
+        if (!param.shape)
+          return runError("cannot infer the shape of output '" + param.name + "'");
+        args[param.name] = Tensor(param.dtype, *param.shape);
+      }
+    std::optional<Compiled> compiled = compileForJit(opts, *module);
+    if (!compiled)
+      return 1;
+    if (!callCompiled(*compiled, args, error))
+      return runError(error);
+    if (opts.bench && !bench(opts, *compiled, args, error))
+      return runError(error);
+  }
 
   if (opts.check) {
     // Floats may differ by reassociation (rfactor, reordered reductions); the rest is exact.

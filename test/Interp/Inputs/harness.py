@@ -3,7 +3,9 @@ with a NumPy reference.
 
 A test script is called as `script.py TDSL_RUN SOURCE.tdsl TMPDIR`. It builds inputs, calls
 run() (which writes the inputs as .npy files, runs `tdsl-run --interpret` and loads the
-outputs back), computes the expected outputs with NumPy and calls compare() on each, which
+outputs back; with TDSL_RUN_MODE=jit in the environment it runs `tdsl-run --check`
+instead, the function compiled by the LLVM backend in the JIT and checked against the
+interpreter, and with TDSL_RUN_MODE=jit-cpp `tdsl-run --check --via=cpp`), computes the expected outputs with NumPy and calls compare() on each, which
 prints `MATCH name` or a description of the mismatch (the test's FileCheck lines look for the
 MATCH lines).
 """
@@ -32,7 +34,9 @@ def integers(shape, lo, hi, seed=0, dtype=np.int32):
 def run(func, inputs, outputs, extra=()):
     """Runs `func`; `inputs` maps names to arrays (written as .npy) or Python scalars (passed
     as literals); returns the arrays of the names in `outputs`."""
-    args = [TOOL, SOURCE, "--func", func, "--interpret"]
+    mode = os.environ.get("TDSL_RUN_MODE", "interpret")
+    args = [TOOL, SOURCE, "--func", func] + {"interpret": ["--interpret"], "jit": ["--check"],
+                                             "jit-cpp": ["--check", "--via=cpp"]}[mode]
     for name, value in inputs.items():
         if isinstance(value, np.ndarray):
             path = os.path.join(TMP, "in_%s_%s.npy" % (func, name))

@@ -7,6 +7,13 @@ entry), runs it on .npy inputs, runs `tdsl-run --interpret` on the same inputs a
 the outputs: it prints `MATCH name` for each output within tolerance (|got - want| <= atol +
 rtol * |want|, exact when both are 0), or a description of the mismatch.
 
+With TDSL_CPPTEST_VIA=both in the environment (test/CodeGen/LLVM), check() builds the function
+twice and compares both with the interpreter and with each other: the harness is compiled
+once (g++ -c), then linked with the emitted C++ compiled by g++ (-fopenmp, libgomp) and with
+the LLVM backend's object (`tdslc --emit=obj`, linked with -lomp as an object with parallel
+loops needs); `MATCH name` means both builds are within tolerance of the interpreter and
+bitwise identical to each other.
+
 With obj=True the function is compiled by tdslc itself (`--emit=obj --via=cpp`, the Clang
 libraries in-process) and only the harness by g++, linked as docs/cpp-backend.md says:
 `g++ harness.cpp f.o -lm -lpthread` plus LLVM's OpenMP runtime (-lomp) for parallel loops.
@@ -76,6 +83,30 @@ def build(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag="", obj=False)
     return exe
 
 
+def build_both(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag=""):
+    """One harness object, linked with the C++ build and with the LLVM build of `func`."""
+    stem = os.path.join(TMP, func + tag)
+    run_or_die([TDSLC, SOURCE, "--func", func, "--emit=cpp", "-o", stem + ".cpp"] + list(tdslc_flags))
+    run_or_die([TDSLC, SOURCE, "--func", func, "--emit=header", "-o", stem + ".h"] + list(tdslc_flags))
+    run_or_die([TDSLC, SOURCE, "--func", func, "--emit=obj", "-o", stem + ".llvm.o"] + list(tdslc_flags))
+    args, t = [], 0
+    for value in list(inputs.values()) + list(outputs.values()):
+        if isinstance(value, np.ndarray):
+            args.append("&t[%d]" % t)
+            t += 1
+        else:
+            args.append(literal(value))
+    defines = ["-I", TMP, '-DTDSL_HEADER="%s.h"' % os.path.basename(stem),
+               "-DTDSL_CALL(t)=%s_dlpack(%s)" % (func, ", ".join(args))]
+    flags = CXXFLAGS + list(cxxflags)
+    run_or_die(["g++", "-c"] + flags + defines + [os.path.join(HERE, "harness.cpp"), "-o", stem + ".harness.o"])
+    run_or_die(["g++", "-c"] + flags + [stem + ".cpp", "-o", stem + ".cpp.o"])
+    run_or_die(["g++"] + flags + [stem + ".harness.o", stem + ".cpp.o", "-o", stem + ".cpp.exe", "-lm"])
+    plain = [f for f in flags if f != "-fopenmp"]
+    run_or_die(["g++"] + plain + [stem + ".harness.o", stem + ".llvm.o", "-o", stem + ".llvm.exe"] + OBJ_LDFLAGS)
+    return {"cpp": stem + ".cpp.exe", "llvm": stem + ".llvm.exe"}
+
+
 def check(func, inputs, outputs, tolerances=None, tdslc_flags=(), cxxflags=(), env=None, tag="",
           bf16=(), obj=False, run_flags=None):
     """`inputs`: name -> array or Python scalar, in signature order; `outputs`: name -> initial
@@ -83,6 +114,8 @@ def check(func, inputs, outputs, tolerances=None, tdslc_flags=(), cxxflags=(), e
     the names whose arrays are bf16 bit patterns (<u2); `run_flags`: the flags for tdsl-run when
     they differ from `tdslc_flags` (e.g. --bounds-check, which tdsl-run does not take)."""
     tolerances = tolerances or {}
+    if os.environ.get("TDSL_CPPTEST_VIA") == "both" and not obj:
+        return check_both(func, inputs, outputs, tolerances, tdslc_flags, cxxflags, env, tag, bf16)
     exe = build(func, inputs, outputs, tdslc_flags, cxxflags, tag, obj)
     harness_args, interp_args = [], [TDSL_RUN, SOURCE, "--func", func, "--interpret"] + list(
         tdslc_flags if run_flags is None else run_flags)
@@ -108,17 +141,63 @@ def check(func, inputs, outputs, tolerances=None, tdslc_flags=(), cxxflags=(), e
         compare(name, np.load(got_paths[name]), np.load(want_paths[name]), *tolerances.get(name, (0.0, 0.0)))
 
 
-def compare(name, got, want, rtol=0.0, atol=0.0):
+def check_both(func, inputs, outputs, tolerances, tdslc_flags, cxxflags, env, tag, bf16):
+    """check() with TDSL_CPPTEST_VIA=both."""
+    exes = build_both(func, inputs, outputs, tdslc_flags, cxxflags, tag)
+    interp_args = [TDSL_RUN, SOURCE, "--func", func, "--interpret"] + list(tdslc_flags)
+    harness_args = []
+    for name, value in inputs.items():
+        if isinstance(value, np.ndarray):
+            path = os.path.join(TMP, "%s%s_in_%s%s.npy" % (func, tag, name, ".bf16" if name in bf16 else ""))
+            np.save(path, value)
+            harness_args.append(path)
+            interp_args += ["--input", "%s=%s" % (name, path)]
+        else:
+            interp_args += ["--input", "%s=%s" % (name, value)]
+    paths = {build: {} for build in exes}
+    init_paths, want_paths = {}, {}
+    for name, init in outputs.items():
+        init_paths[name] = os.path.join(TMP, "%s%s_init_%s%s.npy" % (func, tag, name, ".bf16" if name in bf16 else ""))
+        np.save(init_paths[name], init)
+        want_paths[name] = os.path.join(TMP, "%s%s_interp_%s.npy" % (func, tag, name))
+        interp_args += ["--input", "%s=%s" % (name, init_paths[name]), "--output", "%s=%s" % (name, want_paths[name])]
+        for build in exes:
+            paths[build][name] = os.path.join(TMP, "%s%s_%s_%s.npy" % (func, tag, build, name))
+    for build, exe in exes.items():
+        run_or_die([exe] + harness_args + ["out:%s:%s" % (init_paths[n], paths[build][n]) for n in outputs], env=env)
+    run_or_die(interp_args)
+    for name in outputs:
+        want = np.load(want_paths[name])
+        got = {build: np.load(paths[build][name]) for build in exes}
+        problems = []
+        for build in exes:
+            verdict = difference(got[build], want, *tolerances.get(name, (0.0, 0.0)))
+            if verdict:
+                problems.append("%s build vs interpreter: %s" % (build, verdict))
+        verdict = difference(got["llvm"], got["cpp"])
+        if verdict:
+            problems.append("LLVM build vs C++ build: %s" % verdict)
+        print("MATCH %s" % name if not problems else "MISMATCH %s: %s" % (name, "; ".join(problems)))
+
+
+def difference(got, want, rtol=0.0, atol=0.0):
+    """None when `got` is within tolerance of `want` (bitwise equal for rtol == atol == 0),
+    else a description of the difference."""
     if got.dtype != want.dtype or got.shape != want.shape:
-        print("MISMATCH %s: %s%s vs %s%s" % (name, got.dtype, got.shape, want.dtype, want.shape))
-        return
+        return "%s%s vs %s%s" % (got.dtype, got.shape, want.dtype, want.shape)
     if rtol == 0 and atol == 0:
-        ok = np.array_equal(got.view(np.uint8), want.view(np.uint8)) if got.size else True
+        ok = np.array_equal(got.reshape(-1).view(np.uint8), want.reshape(-1).view(np.uint8)) if got.size else True
     else:
         g, w = got.astype(np.float64), want.astype(np.float64)
         ok = bool(np.all((np.abs(g - w) <= atol + rtol * np.abs(w)) | (np.isnan(g) & np.isnan(w))))
     if ok:
-        print("MATCH %s" % name)
-        return
+        return None
     diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
-    print("MISMATCH %s: max abs diff %g at %s" % (name, np.nanmax(diff), np.unravel_index(np.nanargmax(diff), diff.shape)))
+    if not np.any(np.isfinite(diff)):
+        return "bits differ"
+    return "max abs diff %g at %s" % (np.nanmax(diff), np.unravel_index(np.nanargmax(diff), diff.shape))
+
+
+def compare(name, got, want, rtol=0.0, atol=0.0):
+    verdict = difference(got, want, rtol, atol)
+    print("MATCH %s" % name if verdict is None else "MISMATCH %s: %s" % (name, verdict))

@@ -1,0 +1,47 @@
+//===- backends/abi/Abi.h - What every CPU backend shares (spec §10) ----------------------===//
+//
+// The C++ and LLVM backends emit the same functions under the same C names, each lowered by
+// the same pipeline, so that one header (`tdslc --emit=header`) serves the objects of both:
+// which functions a module emits, their lowering, their C names, and DLPack's dtype codes.
+//
+//===--------------------------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/IR.h"
+#include "passes/lower/Pipeline.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tdsl::abi {
+
+/// The functions a backend emits: the PrimFuncs of the module with no open generic constant
+/// (all of them, or only the one named `onlyFunc` when it is not empty), in module order.
+std::vector<ir::Func> emittedFunctions(const ir::Module &module, const std::string &onlyFunc);
+
+/// Lowers every emitted function (lower::lowerPrimFunc with `options`: bounds checks, the
+/// before/after-step callbacks): what the backends consume and what `--emit=lowered` prints.
+std::vector<ir::Func> lowerModule(const ir::Module &module, const std::string &onlyFunc,
+                                  const lower::LowerOptions &options = {});
+
+/// The C names of `funcs` (source functions), unique over the list: a function's name with
+/// every character that is not a letter, digit or '_' replaced by '_' ("nn.relu" → nn_relu),
+/// suffixed `_1`, `_2`, ... when it is taken, a C/C++ keyword or starts with `tdsl_`.
+std::vector<std::string> cFunctionNames(const std::vector<ir::Func> &funcs);
+
+/// A C identifier for a name hint: non-identifier characters become '_', and a hint that
+/// starts with a digit or '_' (or is empty) gets a leading 'v'.
+std::string cIdentifier(const std::string &hint);
+
+/// C/C++ keywords and names of the C library that generated names avoid.
+bool isReservedWord(const std::string &name);
+
+/// DLPack's type code and bits of a dtype's elements: bool is {kDLUInt (1), 8} (kDLBool, 6,
+/// is accepted too), bf16 {kDLBfloat (4), 16}.
+std::pair<int, int> dlpackType(ir::DType t);
+
+/// DLPack's spelling of a type code: "kDLInt", "kDLUInt", "kDLFloat", "kDLBfloat".
+const char *dlpackCodeName(int code);
+
+} // namespace tdsl::abi

@@ -1,0 +1,1022 @@
+//===- backends/llvm/CodeGen.cpp - Lowered statements and expressions to LLVM IR ----------===//
+#include "backends/llvm/CodeGenInternal.h"
+
+#include "backends/abi/Abi.h"
+#include "ir/IRVisitor.h"
+#include "runtime/Float16.h"
+
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <limits>
+#include <set>
+
+namespace tdsl::llvmgen {
+
+using namespace ir;
+using llvm::BasicBlock;
+using llvm::Value;
+
+namespace detail {
+
+namespace {
+
+/// Allocations up to this size with a constant extent live on the stack (as in the C++
+/// backend); larger or symbolic ones are malloc'ed.
+constexpr int64_t kStackBytes = 16 * 1024;
+
+bool isHalf(DType t) { return t.code() == DType::Code::F16 || t.code() == DType::Code::BF16; }
+
+/// Whether an expression reads memory (then a select must not evaluate both branches).
+bool readsMemory(const Expr &e) {
+  struct Finder : IRVisitor {
+    bool found = false;
+    void visit(const BufferLoad *) override { found = true; }
+  } finder;
+  finder.visitExpr(e);
+  return finder.found;
+}
+
+/// The variables and buffers a statement uses but does not define, in order of first use.
+struct FreeNames : IRVisitor {
+  std::vector<const void *> vars, buffers;
+  std::set<const void *> seenVars, seenBuffers, defined;
+
+  void useVar(const Var &v) {
+    if (!defined.count(v.get()) && seenVars.insert(v.get()).second)
+      vars.push_back(v.get());
+  }
+  void useBuffer(const Buffer &b) {
+    if (!defined.count(b.get()) && seenBuffers.insert(b.get()).second)
+      buffers.push_back(b.get());
+  }
+  void visit(const VarRef *op) override { useVar(op->var); }
+  void visit(const BufferLoad *op) override {
+    useBuffer(op->buffer);
+    IRVisitor::visit(op);
+  }
+  void visit(const BufferStore *op) override {
+    useBuffer(op->buffer);
+    IRVisitor::visit(op);
+  }
+  void visit(const For *op) override {
+    defined.insert(op->loopVar.get());
+    IRVisitor::visit(op);
+  }
+  void visit(const LetStmt *op) override {
+    visitExpr(op->value);
+    defined.insert(op->var.get());
+    visitStmt(op->body);
+  }
+  void visit(const Allocate *op) override {
+    for (const Expr &e : op->buffer.shape())
+      visitExpr(e);
+    defined.insert(op->buffer.get());
+    visitStmt(op->body);
+  }
+};
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Module state: types and helpers
+// ---------------------------------------------------------------------------------------------
+
+llvm::Type *ModuleState::valueType(DType t) {
+  llvm::Type *scalar = nullptr;
+  switch (t.code()) {
+  case DType::Code::Bool:
+    scalar = llvm::Type::getInt1Ty(context);
+    break;
+  case DType::Code::F16:
+  case DType::Code::BF16:
+  case DType::Code::F32:
+    scalar = llvm::Type::getFloatTy(context);
+    break;
+  case DType::Code::F64:
+    scalar = llvm::Type::getDoubleTy(context);
+    break;
+  default:
+    scalar = llvm::Type::getIntNTy(context, static_cast<unsigned>(t.bits()));
+  }
+  return t.isVector() ? llvm::FixedVectorType::get(scalar, t.lanes()) : scalar;
+}
+
+llvm::Type *ModuleState::storageType(DType t) {
+  llvm::Type *scalar = nullptr;
+  if (t.isBool())
+    scalar = llvm::Type::getInt8Ty(context);
+  else if (isHalf(t))
+    scalar = llvm::Type::getInt16Ty(context);
+  else
+    return valueType(t);
+  return t.isVector() ? llvm::FixedVectorType::get(scalar, t.lanes()) : scalar;
+}
+
+llvm::FunctionCallee ModuleState::libFunction(const std::string &name) {
+  llvm::Type *i32 = llvm::Type::getInt32Ty(context), *i64 = llvm::Type::getInt64Ty(context);
+  llvm::Type *ptr = llvm::PointerType::getUnqual(context), *voidTy = llvm::Type::getVoidTy(context);
+  llvm::FunctionType *type = nullptr;
+  if (name == "malloc")
+    type = llvm::FunctionType::get(ptr, {i64}, false);
+  else if (name == "free")
+    type = llvm::FunctionType::get(voidTy, {ptr}, false);
+  else if (name == "abort")
+    type = llvm::FunctionType::get(voidTy, {}, false);
+  else if (name == "snprintf")
+    type = llvm::FunctionType::get(i32, {ptr, i64, ptr}, true);
+  else if (name == "omp_get_thread_num" || name == "omp_get_num_threads")
+    type = llvm::FunctionType::get(i32, {}, false);
+  else if (name ==
+           "GOMP_parallel") // void GOMP_parallel(void (*)(void *), void *, unsigned, unsigned)
+    type = llvm::FunctionType::get(voidTy, {ptr, ptr, i32, i32}, false);
+  else if (name == "erff")
+    type = llvm::FunctionType::get(llvm::Type::getFloatTy(context),
+                                   {llvm::Type::getFloatTy(context)}, false);
+  else if (name == "erf")
+    type = llvm::FunctionType::get(llvm::Type::getDoubleTy(context),
+                                   {llvm::Type::getDoubleTy(context)}, false);
+  TDSL_IR_CHECK(type, "unknown runtime function");
+  llvm::FunctionCallee callee = module.getOrInsertFunction(name, type);
+  if (auto *fn = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    if (name == "abort")
+      fn->addFnAttr(llvm::Attribute::NoReturn);
+  }
+  return callee;
+}
+
+llvm::Function *ModuleState::halfEncoder(bool bf16, unsigned lanes) {
+  llvm::Function *&fn = encoders_[{bf16, lanes}];
+  if (fn)
+    return fn;
+  auto vec = [&](llvm::Type *t) -> llvm::Type * {
+    return lanes > 1 ? llvm::FixedVectorType::get(t, lanes) : t;
+  };
+  llvm::Type *i64 = vec(llvm::Type::getInt64Ty(context));
+  llvm::Type *dbl = vec(llvm::Type::getDoubleTy(context));
+  llvm::Type *i16 = vec(llvm::Type::getInt16Ty(context));
+  std::string name = std::string("tdsl.") + (bf16 ? "bf16" : "f16") + "_bits" +
+                     (lanes > 1 ? ".v" + std::to_string(lanes) : "");
+  fn = llvm::Function::Create(llvm::FunctionType::get(i16, {dbl}, false),
+                              llvm::GlobalValue::InternalLinkage, name, module);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  fn->addFnAttr(llvm::Attribute::AlwaysInline);
+  fn->addFnAttr(llvm::Attribute::WillReturn);
+  fn->setDoesNotAccessMemory();
+  llvm::IRBuilder<> b(BasicBlock::Create(context, "entry", fn));
+  // The steps of runtime/Float16.cpp's encoder, without branches (so that vectors work).
+  const int expBits = bf16 ? 8 : 5, manBits = bf16 ? 7 : 10;
+  const int64_t bias = (int64_t(1) << (expBits - 1)) - 1, emin = 1 - bias;
+  const int64_t inf = ((int64_t(1) << expBits) - 1) << manBits;
+  auto c = [&](int64_t v) { return llvm::ConstantInt::get(i64, static_cast<uint64_t>(v), true); };
+  Value *x = fn->getArg(0);
+  x->setName("x");
+  Value *bits = b.CreateBitCast(x, i64, "bits");
+  Value *sign = b.CreateShl(b.CreateLShr(bits, c(63)), c(expBits + manBits), "sign");
+  Value *isNaN = b.CreateFCmpUNO(x, x, "is_nan");
+  Value *isInf = b.CreateFCmpOEQ(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
+                                 llvm::ConstantFP::getInfinity(dbl), "is_inf");
+  Value *field = b.CreateAnd(b.CreateLShr(bits, c(52)), c(0x7ff), "field");
+  Value *mantissa = b.CreateAnd(bits, c((int64_t(1) << 52) - 1));
+  Value *subnormal = b.CreateICmpEQ(field, c(0));
+  Value *exp = b.CreateSelect(subnormal, c(-1074), b.CreateSub(field, c(1075)), "exp");
+  Value *mag =
+      b.CreateSelect(subnormal, mantissa, b.CreateOr(mantissa, c(int64_t(1) << 52)), "mag");
+  Value *isZero = b.CreateICmpEQ(mag, c(0), "is_zero");
+  Value *clz = b.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, mag, b.getFalse());
+  Value *lead = b.CreateAdd(b.CreateSub(c(63), clz), exp, "lead");
+  Value *lsb =
+      b.CreateSub(b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, lead, c(emin)), c(manBits));
+  Value *shift = b.CreateSub(lsb, exp, "shift");
+  Value *shiftRight = b.CreateICmpSGT(shift, c(0));
+  Value *shiftAll = b.CreateICmpSGE(shift, c(64));
+  // shift <= 0: exact, mag << -shift.
+  Value *left = b.CreateSelect(shiftRight, c(0), b.CreateNeg(shift));
+  Value *qLeft = b.CreateShl(mag, b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, left, c(63)));
+  // 0 < shift < 64: round to nearest even.
+  Value *right = b.CreateSelect(shiftRight,
+                                b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, shift, c(63)), c(1));
+  Value *q = b.CreateLShr(mag, right);
+  Value *rem = b.CreateAnd(mag, b.CreateSub(b.CreateShl(c(1), right), c(1)));
+  Value *half = b.CreateShl(c(1), b.CreateSub(right, c(1)));
+  Value *up =
+      b.CreateOr(b.CreateICmpUGT(rem, half),
+                 b.CreateAnd(b.CreateICmpEQ(rem, half), b.CreateTrunc(q, vec(b.getInt1Ty()))));
+  Value *qRight = b.CreateAdd(q, b.CreateZExt(up, i64));
+  Value *rounded = b.CreateSelect(shiftRight, b.CreateSelect(shiftAll, c(0), qRight), qLeft, "q");
+  Value *normal = b.CreateAdd(b.CreateShl(b.CreateAdd(lead, c(bias - 1)), c(manBits)), rounded);
+  Value *out = b.CreateSelect(b.CreateICmpSLT(lead, c(emin)), rounded, normal);
+  out = b.CreateSelect(b.CreateICmpSGE(out, c(inf)), c(inf), out);
+  Value *result = b.CreateOr(sign, out);
+  result = b.CreateSelect(isZero, sign, result);
+  result = b.CreateSelect(isInf, b.CreateOr(sign, c(inf)), result);
+  result = b.CreateSelect(isNaN, b.CreateOr(sign, c(inf | (int64_t(1) << (manBits - 1)))), result);
+  b.CreateRet(b.CreateTrunc(result, i16));
+  return fn;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Function emitter: helpers
+// ---------------------------------------------------------------------------------------------
+
+FunctionEmitter::FunctionEmitter(ModuleState &state, llvm::Function *function, std::string cName)
+    : state(state), builder(state.context), function_(function), cName_(std::move(cName)) {
+  if (state.options.fastMath)
+    builder.setFastMathFlags(llvm::FastMathFlags::getFast());
+}
+
+BasicBlock *FunctionEmitter::newBlock(const std::string &name) {
+  return BasicBlock::Create(state.context, name, function_);
+}
+
+llvm::AllocaInst *FunctionEmitter::entryAlloca(llvm::Type *type, Value *count,
+                                               const std::string &name) {
+  BasicBlock &entry = function_->getEntryBlock();
+  llvm::IRBuilder<> b(&entry, entry.getFirstInsertionPt());
+  return b.CreateAlloca(type, count, name);
+}
+
+llvm::Value *FunctionEmitter::decodeHalf(Value *bits, bool bf16) {
+  llvm::Type *i32 = builder.getInt32Ty(), *f32 = builder.getFloatTy();
+  if (auto *v = llvm::dyn_cast<llvm::FixedVectorType>(bits->getType())) {
+    i32 = llvm::FixedVectorType::get(i32, v->getNumElements());
+    f32 = llvm::FixedVectorType::get(f32, v->getNumElements());
+  }
+  auto c = [&](uint32_t x) { return llvm::ConstantInt::get(i32, x); };
+  Value *wide = builder.CreateZExt(bits, i32);
+  if (bf16)
+    return builder.CreateBitCast(builder.CreateShl(wide, c(16)), f32, "bf16");
+  // Exponent and mantissa moved to f32's position, then scaled by 2^112: exact for normal and
+  // subnormal halves; infinities and NaNs get f32's all-ones exponent.
+  Value *sign = builder.CreateShl(builder.CreateAnd(wide, c(0x8000)), c(16));
+  Value *em = builder.CreateAnd(wide, c(0x7fff));
+  Value *moved = builder.CreateShl(em, c(13));
+  Value *scaled =
+      builder.CreateFMul(builder.CreateBitCast(moved, f32), llvm::ConstantFP::get(f32, 0x1p112));
+  Value *special = builder.CreateICmpUGE(em, c(0x7c00));
+  Value *magnitude = builder.CreateSelect(special, builder.CreateOr(moved, c(0x7f800000)),
+                                          builder.CreateBitCast(scaled, i32));
+  return builder.CreateBitCast(builder.CreateOr(magnitude, sign), f32, "f16");
+}
+
+llvm::Value *FunctionEmitter::roundHalf(Value *value, DType t) {
+  if (!isHalf(t))
+    return value;
+  bool bf16 = t.code() == DType::Code::BF16;
+  llvm::Type *dbl = state.valueType(DType::f64().withLanes(t.lanes()));
+  Value *wide =
+      value->getType()->getScalarType()->isDoubleTy() ? value : builder.CreateFPExt(value, dbl);
+  Value *bits = builder.CreateCall(state.halfEncoder(bf16, t.lanes()), {wide});
+  return decodeHalf(bits, bf16);
+}
+
+llvm::Value *FunctionEmitter::fromStorage(Value *stored, DType t) {
+  if (t.isBool())
+    return builder.CreateICmpNE(stored, llvm::Constant::getNullValue(stored->getType()));
+  if (isHalf(t))
+    return decodeHalf(stored, t.code() == DType::Code::BF16);
+  return stored;
+}
+
+llvm::Value *FunctionEmitter::toStorage(Value *value, DType t) {
+  if (t.isBool())
+    return builder.CreateZExt(value, state.storageType(t));
+  if (isHalf(t)) {
+    llvm::Type *dbl = state.valueType(DType::f64().withLanes(t.lanes()));
+    Value *wide =
+        value->getType()->getScalarType()->isDoubleTy() ? value : builder.CreateFPExt(value, dbl);
+    return builder.CreateCall(state.halfEncoder(t.code() == DType::Code::BF16, t.lanes()), {wide});
+  }
+  return value;
+}
+
+llvm::Value *FunctionEmitter::constantFloat(DType t, double v) {
+  if (t.code() == DType::Code::F16)
+    v = runtime::f16ToDouble(runtime::f16FromDouble(v));
+  else if (t.code() == DType::Code::BF16)
+    v = runtime::bf16ToDouble(runtime::bf16FromDouble(v));
+  return llvm::ConstantFP::get(state.valueType(t), v);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expressions
+// ---------------------------------------------------------------------------------------------
+
+llvm::Value *FunctionEmitter::expr(const Expr &e) {
+  DType t = e.dtype();
+  switch (e.kind()) {
+  case ExprKind::IntImm:
+    return llvm::ConstantInt::get(state.valueType(t), static_cast<uint64_t>(e.as<IntImm>()->value),
+                                  t.isInt());
+  case ExprKind::FloatImm:
+    return constantFloat(t, e.as<FloatImm>()->value);
+  case ExprKind::VarRef: {
+    auto it = vars_.find(e.as<VarRef>()->var.get());
+    TDSL_IR_CHECK(it != vars_.end(), "the LLVM backend met a variable out of scope");
+    return it->second;
+  }
+  case ExprKind::Cast:
+    return cast(t, e.as<Cast>()->value);
+  case ExprKind::Neg: {
+    Value *a = expr(e.as<Neg>()->a);
+    if (t.isFloat())
+      return builder.CreateFNeg(a); // exact: no rounding needed for halves
+    return builder.CreateSub(llvm::Constant::getNullValue(a->getType()), a);
+  }
+#define TDSL_LLVM_BINARY(NAME)                                                                     \
+  case ExprKind::NAME:                                                                             \
+    return binary(ExprKind::NAME, e, e.as<NAME>()->a, e.as<NAME>()->b);
+    TDSL_FOR_EACH_BINARY_NODE(TDSL_LLVM_BINARY)
+#undef TDSL_LLVM_BINARY
+  case ExprKind::Not:
+    return builder.CreateNot(expr(e.as<Not>()->a));
+  case ExprKind::Select:
+    return select(e.as<Select>());
+  case ExprKind::BufferLoad:
+    return load(e.as<BufferLoad>());
+  case ExprKind::Call:
+    return call(e.as<Call>());
+  case ExprKind::Ramp: {
+    const auto *op = e.as<Ramp>();
+    Value *base = builder.CreateVectorSplat(op->lanes, expr(op->base));
+    Value *stride = builder.CreateVectorSplat(op->lanes, expr(op->stride));
+    std::vector<llvm::Constant *> steps;
+    for (int i = 0; i < op->lanes; ++i)
+      steps.push_back(llvm::ConstantInt::get(state.valueType(op->base.dtype()), i));
+    return builder.CreateAdd(base, builder.CreateMul(stride, llvm::ConstantVector::get(steps)),
+                             "ramp");
+  }
+  case ExprKind::Broadcast: {
+    const auto *op = e.as<Broadcast>();
+    return builder.CreateVectorSplat(op->lanes, expr(op->value));
+  }
+  }
+  TDSL_IR_CHECK(false, "unknown expression kind");
+}
+
+llvm::Value *FunctionEmitter::binary(ExprKind kind, const Expr &e, const Expr &a, const Expr &b) {
+  DType t = e.dtype(), operand = a.dtype();
+  Value *x = expr(a), *y = expr(b);
+  bool isFloat = operand.isFloat(), isSigned = operand.isInt();
+  switch (kind) {
+  case ExprKind::EQ:
+    return isFloat ? builder.CreateFCmpOEQ(x, y) : builder.CreateICmpEQ(x, y);
+  case ExprKind::NE:
+    return isFloat ? builder.CreateFCmpUNE(x, y) : builder.CreateICmpNE(x, y);
+  case ExprKind::LT:
+    return isFloat    ? builder.CreateFCmpOLT(x, y)
+           : isSigned ? builder.CreateICmpSLT(x, y)
+                      : builder.CreateICmpULT(x, y);
+  case ExprKind::LE:
+    return isFloat    ? builder.CreateFCmpOLE(x, y)
+           : isSigned ? builder.CreateICmpSLE(x, y)
+                      : builder.CreateICmpULE(x, y);
+  case ExprKind::GT:
+    return isFloat    ? builder.CreateFCmpOGT(x, y)
+           : isSigned ? builder.CreateICmpSGT(x, y)
+                      : builder.CreateICmpUGT(x, y);
+  case ExprKind::GE:
+    return isFloat    ? builder.CreateFCmpOGE(x, y)
+           : isSigned ? builder.CreateICmpSGE(x, y)
+                      : builder.CreateICmpUGE(x, y);
+  case ExprKind::And:
+    return builder.CreateAnd(x, y);
+  case ExprKind::Or:
+    return builder.CreateOr(x, y);
+  default:
+    break;
+  }
+  if (t.isFloat()) {
+    Value *r = nullptr;
+    switch (kind) {
+    case ExprKind::Add:
+      r = builder.CreateFAdd(x, y);
+      break;
+    case ExprKind::Sub:
+      r = builder.CreateFSub(x, y);
+      break;
+    case ExprKind::Mul:
+      r = builder.CreateFMul(x, y);
+      break;
+    case ExprKind::Div:
+      r = builder.CreateFDiv(x, y);
+      break;
+    case ExprKind::Mod: // a - floor(a / b) * b
+      r = builder.CreateFSub(
+          x,
+          builder.CreateFMul(
+              builder.CreateUnaryIntrinsic(llvm::Intrinsic::floor, builder.CreateFDiv(x, y)), y));
+      break;
+    case ExprKind::Min: // IEEE minNum: a NaN operand is ignored
+      r = builder.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, y);
+      break;
+    case ExprKind::Max:
+      r = builder.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, y);
+      break;
+    default:
+      TDSL_IR_CHECK(false, "not an arithmetic node");
+    }
+    return roundHalf(r, t);
+  }
+  if (t.isBool()) {
+    TDSL_IR_CHECK(kind == ExprKind::Min || kind == ExprKind::Max, "arithmetic on bool");
+    return kind == ExprKind::Min ? builder.CreateAnd(x, y) : builder.CreateOr(x, y);
+  }
+  // Integers wrap: no nsw/nuw.
+  switch (kind) {
+  case ExprKind::Add:
+    return builder.CreateAdd(x, y);
+  case ExprKind::Sub:
+    return builder.CreateSub(x, y);
+  case ExprKind::Mul:
+    return builder.CreateMul(x, y);
+  case ExprKind::Div:
+    return intDivMod(true, t, x, y);
+  case ExprKind::Mod:
+    return intDivMod(false, t, x, y);
+  case ExprKind::Min:
+    return builder.CreateBinaryIntrinsic(isSigned ? llvm::Intrinsic::smin : llvm::Intrinsic::umin,
+                                         x, y);
+  case ExprKind::Max:
+    return builder.CreateBinaryIntrinsic(isSigned ? llvm::Intrinsic::smax : llvm::Intrinsic::umax,
+                                         x, y);
+  default:
+    TDSL_IR_CHECK(false, "not an arithmetic node");
+  }
+}
+
+/// Floor division and modulo with the interpreter's answers where C leaves them undefined:
+/// x / 0 == 0, x % 0 == x, MIN / -1 == MIN (wraps), x % -1 == 0. The divisor is replaced by 1
+/// in those cases so that sdiv/udiv never trap; constant divisors fold all of it away.
+llvm::Value *FunctionEmitter::intDivMod(bool isDiv, DType t, Value *a, Value *b) {
+  llvm::Type *type = a->getType();
+  auto c = [&](int64_t v) { return llvm::ConstantInt::get(type, static_cast<uint64_t>(v), true); };
+  Value *byZero = builder.CreateICmpEQ(b, c(0));
+  if (t.isUInt()) {
+    Value *safe = builder.CreateSelect(byZero, c(1), b);
+    if (isDiv)
+      return builder.CreateSelect(byZero, c(0), builder.CreateUDiv(a, safe));
+    return builder.CreateSelect(byZero, a, builder.CreateURem(a, safe));
+  }
+  Value *byMinusOne = builder.CreateICmpEQ(b, c(-1));
+  Value *safe = builder.CreateSelect(builder.CreateOr(byZero, byMinusOne), c(1), b);
+  Value *q = builder.CreateSDiv(a, safe), *r = builder.CreateSRem(a, safe);
+  // The truncated result is one too high (quotient) when the remainder's sign differs from
+  // the divisor's.
+  Value *adjust = builder.CreateAnd(
+      builder.CreateICmpNE(r, c(0)),
+      builder.CreateXor(builder.CreateICmpSLT(r, c(0)), builder.CreateICmpSLT(b, c(0))));
+  if (isDiv) {
+    Value *floor = builder.CreateSub(q, builder.CreateZExt(adjust, type));
+    return builder.CreateSelect(
+        byZero, c(0), builder.CreateSelect(byMinusOne, builder.CreateSub(c(0), a), floor));
+  }
+  Value *floor = builder.CreateSelect(adjust, builder.CreateAdd(r, b), r);
+  return builder.CreateSelect(byZero, a, builder.CreateSelect(byMinusOne, c(0), floor));
+}
+
+llvm::Value *FunctionEmitter::cast(DType to, const Expr &value) {
+  DType from = value.dtype();
+  Value *x = expr(value);
+  if (to == from)
+    return x;
+  llvm::Type *target = state.valueType(to);
+  llvm::Type *f64 = state.valueType(DType::f64().withLanes(to.lanes()));
+  if (to.isBool()) {
+    if (from.isFloat())
+      return builder.CreateFCmpUNE(x, llvm::Constant::getNullValue(x->getType()));
+    return builder.CreateICmpNE(x, llvm::Constant::getNullValue(x->getType()));
+  }
+  if (to.isFloat()) {
+    // The exact source value (integers and floats fit in double but for i64/u64 beyond 2^53,
+    // which round once, as in the C++ backend), then one rounding to the target.
+    if (isHalf(to)) {
+      Value *wide = from.isFloat()
+                        ? (from.code() == DType::Code::F64 ? x : builder.CreateFPExt(x, f64))
+                    : from.isInt() ? builder.CreateSIToFP(x, f64)
+                                   : builder.CreateUIToFP(x, f64);
+      return roundHalf(wide, to);
+    }
+    if (from.isFloat()) {
+      unsigned fromBits = x->getType()->getScalarSizeInBits(),
+               toBits = target->getScalarSizeInBits();
+      if (fromBits == toBits)
+        return x; // f16/bf16 values are already f32
+      return fromBits < toBits ? builder.CreateFPExt(x, target) : builder.CreateFPTrunc(x, target);
+    }
+    return from.isInt() ? builder.CreateSIToFP(x, target) : builder.CreateUIToFP(x, target);
+  }
+  // To an integer.
+  if (from.isFloat()) // truncates toward zero, saturates, NaN gives 0
+    return builder.CreateIntrinsic(to.isInt() ? llvm::Intrinsic::fptosi_sat
+                                              : llvm::Intrinsic::fptoui_sat,
+                                   {target, x->getType()}, {x});
+  if (from.isBool())
+    return builder.CreateZExt(x, target);
+  return builder.CreateIntCast(x, target, from.isInt());
+}
+
+llvm::Value *FunctionEmitter::call(const Call *op) {
+  DType t = op->type;
+  llvm::Type *type = state.valueType(t);
+  if (op->op == Intrinsic::MinValue || op->op == Intrinsic::MaxValue) {
+    bool isMax = op->op == Intrinsic::MaxValue;
+    switch (t.code()) {
+    case DType::Code::Bool:
+      return llvm::ConstantInt::get(type, isMax ? 1 : 0);
+    case DType::Code::F16:
+      return llvm::ConstantFP::get(type, isMax ? 65504.0 : -65504.0);
+    case DType::Code::BF16:
+      return llvm::ConstantFP::get(type, runtime::bf16ToDouble(isMax ? 0x7f7f : 0xff7f));
+    case DType::Code::F32:
+      return llvm::ConstantFP::get(type, isMax ? std::numeric_limits<float>::max()
+                                               : std::numeric_limits<float>::lowest());
+    case DType::Code::F64:
+      return llvm::ConstantFP::get(type, isMax ? std::numeric_limits<double>::max()
+                                               : std::numeric_limits<double>::lowest());
+    default: {
+      unsigned bits = static_cast<unsigned>(t.bits());
+      llvm::APInt v =
+          t.isInt() ? (isMax ? llvm::APInt::getSignedMaxValue(bits)
+                             : llvm::APInt::getSignedMinValue(bits))
+                    : (isMax ? llvm::APInt::getMaxValue(bits) : llvm::APInt::getMinValue(bits));
+      return llvm::ConstantInt::get(type, v);
+    }
+    }
+  }
+  std::vector<Value *> args;
+  for (const Expr &a : op->args)
+    args.push_back(expr(a));
+  if (t.isInteger()) {
+    TDSL_IR_CHECK(op->op == Intrinsic::Abs, "only abs applies to integers");
+    if (t.isUInt())
+      return args[0];
+    return builder.CreateBinaryIntrinsic(llvm::Intrinsic::abs, args[0], builder.getFalse());
+  }
+  auto one = [&] { return llvm::ConstantFP::get(type, 1.0); };
+  auto unary = [&](llvm::Intrinsic::ID id) { return builder.CreateUnaryIntrinsic(id, args[0]); };
+  Value *r = nullptr;
+  switch (op->op) {
+  case Intrinsic::Exp:
+    r = unary(llvm::Intrinsic::exp);
+    break;
+  case Intrinsic::Exp2:
+    r = unary(llvm::Intrinsic::exp2);
+    break;
+  case Intrinsic::Log:
+    r = unary(llvm::Intrinsic::log);
+    break;
+  case Intrinsic::Log2:
+    r = unary(llvm::Intrinsic::log2);
+    break;
+  case Intrinsic::Sqrt:
+    r = unary(llvm::Intrinsic::sqrt);
+    break;
+  case Intrinsic::Rsqrt:
+    r = builder.CreateFDiv(one(), unary(llvm::Intrinsic::sqrt));
+    break;
+  case Intrinsic::Tanh:
+    r = unary(llvm::Intrinsic::tanh);
+    break;
+  case Intrinsic::Sigmoid: // 1 / (1 + exp(-x))
+    r = builder.CreateFDiv(
+        one(), builder.CreateFAdd(one(), builder.CreateUnaryIntrinsic(
+                                             llvm::Intrinsic::exp, builder.CreateFNeg(args[0]))));
+    break;
+  case Intrinsic::Erf: { // no LLVM intrinsic: libm's erff/erf, lane by lane
+    bool isF64 = t.code() == DType::Code::F64;
+    llvm::FunctionCallee fn = state.libFunction(isF64 ? "erf" : "erff");
+    if (!t.isVector()) {
+      r = builder.CreateCall(fn, {args[0]});
+      break;
+    }
+    r = llvm::PoisonValue::get(type);
+    for (unsigned i = 0; i < t.lanes(); ++i)
+      r = builder.CreateInsertElement(
+          r, builder.CreateCall(fn, {builder.CreateExtractElement(args[0], i)}), i);
+    break;
+  }
+  case Intrinsic::Abs:
+    r = unary(llvm::Intrinsic::fabs);
+    break;
+  case Intrinsic::Sin:
+    r = unary(llvm::Intrinsic::sin);
+    break;
+  case Intrinsic::Cos:
+    r = unary(llvm::Intrinsic::cos);
+    break;
+  case Intrinsic::Floor:
+    r = unary(llvm::Intrinsic::floor);
+    break;
+  case Intrinsic::Ceil:
+    r = unary(llvm::Intrinsic::ceil);
+    break;
+  case Intrinsic::Round: // half away from zero
+    r = unary(llvm::Intrinsic::round);
+    break;
+  case Intrinsic::Trunc:
+    r = unary(llvm::Intrinsic::trunc);
+    break;
+  case Intrinsic::Pow:
+    r = builder.CreateBinaryIntrinsic(llvm::Intrinsic::pow, args[0], args[1]);
+    break;
+  case Intrinsic::Fma:
+    r = builder.CreateIntrinsic(llvm::Intrinsic::fma, {type}, {args[0], args[1], args[2]});
+    break;
+  default:
+    TDSL_IR_CHECK(false, "not an elementwise intrinsic");
+  }
+  return roundHalf(r, t);
+}
+
+/// select(c, a, b) evaluates only the chosen branch: a branch that reads memory is emitted
+/// behind a conditional branch (LLVM turns it into a select when the load is safe). With a
+/// vector condition both branches are evaluated, lane by lane; a vectorizer producing one
+/// must make sure both are safe.
+llvm::Value *FunctionEmitter::select(const Select *op) {
+  Value *cond = expr(op->condition);
+  if (op->condition.dtype().isVector() ||
+      (!readsMemory(op->trueValue) && !readsMemory(op->falseValue))) {
+    Value *a = expr(op->trueValue), *b = expr(op->falseValue);
+    return builder.CreateSelect(cond, a, b);
+  }
+  BasicBlock *thenBB = newBlock("select.true"), *elseBB = newBlock("select.false");
+  BasicBlock *merge = BasicBlock::Create(state.context, "select.end");
+  builder.CreateCondBr(cond, thenBB, elseBB);
+  builder.SetInsertPoint(thenBB);
+  Value *a = expr(op->trueValue);
+  BasicBlock *thenEnd = builder.GetInsertBlock();
+  builder.CreateBr(merge);
+  builder.SetInsertPoint(elseBB);
+  Value *b = expr(op->falseValue);
+  BasicBlock *elseEnd = builder.GetInsertBlock();
+  builder.CreateBr(merge);
+  merge->insertInto(function_);
+  builder.SetInsertPoint(merge);
+  llvm::PHINode *phi = builder.CreatePHI(a->getType(), 2, "select");
+  phi->addIncoming(a, thenEnd);
+  phi->addIncoming(b, elseEnd);
+  return phi;
+}
+
+llvm::Value *FunctionEmitter::address(const Buffer &buffer, const Expr &index, bool &contiguous) {
+  auto it = buffers_.find(buffer.get());
+  TDSL_IR_CHECK(it != buffers_.end(), "the LLVM backend met a buffer out of scope");
+  llvm::Type *element = state.storageType(buffer.dtype().element());
+  contiguous = false;
+  if (const auto *ramp = index.as<Ramp>(); ramp && isConstInt(ramp->stride, 1)) {
+    contiguous = true;
+    return builder.CreateInBoundsGEP(element, it->second, {expr(ramp->base)});
+  }
+  return builder.CreateInBoundsGEP(element, it->second, {expr(index)});
+}
+
+llvm::Value *FunctionEmitter::load(const BufferLoad *op) {
+  TDSL_IR_CHECK(op->indices.size() == 1, "the LLVM backend takes flattened buffers");
+  DType t = op->type;
+  bool contiguous = false;
+  Value *addr = address(op->buffer, op->indices[0], contiguous);
+  llvm::Align align(static_cast<uint64_t>(op->buffer.dtype().storageBytes()));
+  llvm::Type *type = state.storageType(t);
+  Value *stored = nullptr;
+  if (!t.isVector() || contiguous)
+    stored = builder.CreateAlignedLoad(type, addr, align);
+  else if (addr->getType()->isVectorTy())
+    stored = builder.CreateMaskedGather(type, addr, align);
+  else // a scalar index for a vector: every lane reads the same element
+    stored = builder.CreateVectorSplat(
+        t.lanes(), builder.CreateAlignedLoad(type->getScalarType(), addr, align));
+  return fromStorage(stored, t);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statements
+// ---------------------------------------------------------------------------------------------
+
+void FunctionEmitter::stmt(const Stmt &s) {
+  switch (s.kind()) {
+  case StmtKind::For: {
+    const auto *op = s.as<For>();
+    if (op->forKind == ForKind::Parallel)
+      parallelFor(op);
+    else
+      forLoop(op);
+    return;
+  }
+  case StmtKind::BufferStore: {
+    const auto *op = s.as<BufferStore>();
+    TDSL_IR_CHECK(op->indices.size() == 1, "the LLVM backend takes flattened buffers");
+    DType t = op->value.dtype();
+    Value *value = toStorage(expr(op->value), t);
+    bool contiguous = false;
+    Value *addr = address(op->buffer, op->indices[0], contiguous);
+    llvm::Align align(static_cast<uint64_t>(op->buffer.dtype().storageBytes()));
+    if (!t.isVector() || contiguous)
+      builder.CreateAlignedStore(value, addr, align);
+    else if (addr->getType()->isVectorTy())
+      builder.CreateMaskedScatter(value, addr, align);
+    else // all lanes to one element: the last lane wins
+      builder.CreateAlignedStore(builder.CreateExtractElement(value, t.lanes() - 1), addr, align);
+    return;
+  }
+  case StmtKind::LetStmt: {
+    const auto *op = s.as<LetStmt>();
+    Value *value = expr(op->value);
+    if (!llvm::isa<llvm::Constant>(value) && value->getName().empty())
+      value->setName(abi::cIdentifier(op->var.name()));
+    bind(op->var, value);
+    stmt(op->body);
+    return;
+  }
+  case StmtKind::IfThenElse: {
+    const auto *op = s.as<IfThenElse>();
+    Value *cond = expr(op->condition);
+    BasicBlock *thenBB = newBlock("if.then");
+    BasicBlock *elseBB = op->elseCase.defined() ? newBlock("if.else") : nullptr;
+    BasicBlock *merge = BasicBlock::Create(state.context, "if.end");
+    builder.CreateCondBr(cond, thenBB, elseBB ? elseBB : merge);
+    builder.SetInsertPoint(thenBB);
+    stmt(op->thenCase);
+    builder.CreateBr(merge);
+    if (elseBB) {
+      builder.SetInsertPoint(elseBB);
+      stmt(op->elseCase);
+      builder.CreateBr(merge);
+    }
+    merge->insertInto(function_);
+    builder.SetInsertPoint(merge);
+    return;
+  }
+  case StmtKind::SeqStmt:
+    for (const Stmt &child : s.as<SeqStmt>()->seq)
+      stmt(child);
+    return;
+  case StmtKind::Evaluate:
+    expr(s.as<Evaluate>()->value);
+    return;
+  case StmtKind::Allocate:
+    allocate(s.as<Allocate>());
+    return;
+  case StmtKind::Block:
+    break;
+  }
+  TDSL_IR_CHECK(false, "the LLVM backend takes lowered code (no blocks)");
+}
+
+llvm::Instruction *FunctionEmitter::countedLoop(Value *begin, Value *end, const std::string &name,
+                                                const std::function<void(Value *)> &body) {
+  BasicBlock *pre = builder.GetInsertBlock();
+  BasicBlock *header = newBlock(name + ".header"), *bodyBB = newBlock(name + ".body");
+  BasicBlock *exit = BasicBlock::Create(state.context, name + ".exit");
+  builder.CreateBr(header);
+  builder.SetInsertPoint(header);
+  llvm::PHINode *i = builder.CreatePHI(builder.getInt64Ty(), 2, name);
+  i->addIncoming(begin, pre);
+  builder.CreateCondBr(builder.CreateICmpSLT(i, end), bodyBB, exit);
+  builder.SetInsertPoint(bodyBB);
+  body(i);
+  // i < end <= INT64_MAX, so i + 1 cannot overflow.
+  Value *next = builder.CreateAdd(i, builder.getInt64(1), name + ".next", false, true);
+  llvm::Instruction *latch = builder.CreateBr(header);
+  i->addIncoming(next, builder.GetInsertBlock());
+  exit->insertInto(function_);
+  builder.SetInsertPoint(exit);
+  return latch;
+}
+
+void FunctionEmitter::forLoop(const For *op) {
+  Value *begin = expr(op->min);
+  Value *end =
+      isConstInt(op->min, 0) ? expr(op->extent) : builder.CreateAdd(begin, expr(op->extent));
+  std::string name = abi::cIdentifier(op->loopVar.name());
+  ++loopDepth_;
+  llvm::Instruction *latch = countedLoop(begin, end, name, [&](Value *i) {
+    bind(op->loopVar, i);
+    stmt(op->body);
+  });
+  --loopDepth_;
+  // Loop metadata: the vectorizer with the loop's width, or full unrolling.
+  std::vector<llvm::Metadata *> properties;
+  llvm::LLVMContext &ctx = state.context;
+  auto property = [&](const char *key, llvm::Metadata *value) {
+    std::vector<llvm::Metadata *> ops = {llvm::MDString::get(ctx, key)};
+    if (value)
+      ops.push_back(value);
+    properties.push_back(llvm::MDNode::get(ctx, ops));
+  };
+  if (op->forKind == ForKind::Vectorized) {
+    // Without unroll.disable the full unroller would flatten a short loop before the
+    // vectorizer sees it (the vectorizer marks the loop it leaves, so later unrolling of the
+    // vector loop is unaffected).
+    property("llvm.loop.vectorize.enable", llvm::ConstantAsMetadata::get(builder.getTrue()));
+    property("llvm.loop.unroll.disable", nullptr);
+    auto width = asConstInt(op->extent);
+    if (width && *width >= 2 && *width <= 64 && (*width & (*width - 1)) == 0)
+      property("llvm.loop.vectorize.width",
+               llvm::ConstantAsMetadata::get(builder.getInt32(static_cast<uint32_t>(*width))));
+  } else if (op->forKind == ForKind::Unrolled) {
+    property("llvm.loop.unroll.full", nullptr);
+  }
+  if (properties.empty())
+    return;
+  std::vector<llvm::Metadata *> ops = {nullptr};
+  ops.insert(ops.end(), properties.begin(), properties.end());
+  llvm::MDNode *loopID = llvm::MDNode::getDistinct(ctx, ops);
+  loopID->replaceOperandWith(0, loopID);
+  latch->setMetadata(llvm::LLVMContext::MD_loop, loopID);
+}
+
+/// A parallel loop: its body becomes `void NAME.parallel.K(ptr context)`, run by every thread
+/// of GOMP_parallel(fn, &context, 0, 0) on its static chunk of the iterations (thread t of n
+/// takes [min + t * c, min + (t + 1) * c) ∩ [min, min + extent) with c = ceil(extent / n)).
+/// The context struct holds min, extent and the values of the variables and buffers the body
+/// uses from outside.
+void FunctionEmitter::parallelFor(const For *op) {
+  llvm::LLVMContext &ctx = state.context;
+  Value *minV = expr(op->min), *extent = expr(op->extent);
+  FreeNames free;
+  free.defined.insert(op->loopVar.get());
+  free.visitStmt(op->body);
+  std::vector<std::pair<const void *, Value *>> captured; // vars, then buffers
+  std::vector<bool> isBuffer;
+  for (const void *v : free.vars)
+    if (auto it = vars_.find(v); it != vars_.end()) {
+      captured.emplace_back(v, it->second);
+      isBuffer.push_back(false);
+    }
+  for (const void *b : free.buffers)
+    if (auto it = buffers_.find(b); it != buffers_.end()) {
+      captured.emplace_back(b, it->second);
+      isBuffer.push_back(true);
+    }
+  std::vector<llvm::Type *> fields = {builder.getInt64Ty(), builder.getInt64Ty()};
+  for (auto &[key, value] : captured)
+    fields.push_back(value->getType());
+  llvm::StructType *contextType = llvm::StructType::get(ctx, fields);
+
+  // The loop over one thread's chunk: `void NAME.parallel.K.body(i64 begin, i64 end,
+  // captures...)`, whose buffer arguments are noalias like the entry's (allocations are
+  // distinct memory too); inlined into the outlined function, they keep that information as
+  // alias scopes.
+  int index = state.nextOutlined[cName_]++;
+  std::string name = cName_ + ".parallel." + std::to_string(index);
+  std::vector<llvm::Type *> bodyParams = {builder.getInt64Ty(), builder.getInt64Ty()};
+  for (auto &[key, value] : captured)
+    bodyParams.push_back(value->getType());
+  auto *bodyFn =
+      llvm::Function::Create(llvm::FunctionType::get(builder.getVoidTy(), bodyParams, false),
+                             llvm::GlobalValue::InternalLinkage, name + ".body", state.module);
+  bodyFn->addFnAttr(llvm::Attribute::NoUnwind);
+  bodyFn->getArg(0)->setName("begin");
+  bodyFn->getArg(1)->setName("end");
+  FunctionEmitter child(state, bodyFn, cName_);
+  child.inOutlined_ = true;
+  child.loopDepth_ = loopDepth_ + 1;
+  child.builder.SetInsertPoint(BasicBlock::Create(ctx, "entry", bodyFn));
+  for (size_t k = 0; k < captured.size(); ++k) {
+    llvm::Argument *arg = bodyFn->getArg(static_cast<unsigned>(k + 2));
+    arg->setName(captured[k].second->getName());
+    if (isBuffer[k]) {
+      bodyFn->addParamAttr(arg->getArgNo(), llvm::Attribute::NoAlias);
+      bodyFn->addParamAttr(arg->getArgNo(), llvm::Attribute::NoCapture);
+    }
+    (isBuffer[k] ? child.buffers_ : child.vars_)[captured[k].first] = arg;
+  }
+  child.countedLoop(bodyFn->getArg(0), bodyFn->getArg(1), abi::cIdentifier(op->loopVar.name()),
+                    [&](Value *i) {
+                      child.bind(op->loopVar, i);
+                      child.stmt(op->body);
+                    });
+  child.builder.CreateRetVoid();
+
+  // What GOMP_parallel runs on every thread: `void NAME.parallel.K(ptr context)`.
+  auto *fn = llvm::Function::Create(
+      llvm::FunctionType::get(builder.getVoidTy(), {builder.getPtrTy()}, false),
+      llvm::GlobalValue::InternalLinkage, name, state.module);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  fn->getArg(0)->setName("context");
+  llvm::IRBuilder<> cb(BasicBlock::Create(ctx, "entry", fn));
+  if (state.options.fastMath)
+    cb.setFastMathFlags(llvm::FastMathFlags::getFast());
+  auto field = [&](unsigned k) {
+    return cb.CreateLoad(fields[k], cb.CreateStructGEP(contextType, fn->getArg(0), k));
+  };
+  Value *cMin = field(0), *cExtent = field(1);
+  std::vector<Value *> bodyArgs = {nullptr, nullptr};
+  for (size_t k = 0; k < captured.size(); ++k) {
+    Value *v = field(static_cast<unsigned>(k + 2));
+    v->setName(captured[k].second->getName());
+    bodyArgs.push_back(v);
+  }
+  Value *thread = cb.CreateSExt(cb.CreateCall(state.libFunction("omp_get_thread_num")),
+                                cb.getInt64Ty(), "thread");
+  Value *threads = cb.CreateSExt(cb.CreateCall(state.libFunction("omp_get_num_threads")),
+                                 cb.getInt64Ty(), "threads");
+  Value *chunk =
+      cb.CreateSDiv(cb.CreateSub(cb.CreateAdd(cExtent, threads), cb.getInt64(1)), threads, "chunk");
+  Value *begin = cb.CreateAdd(cMin, cb.CreateMul(thread, chunk), "begin");
+  Value *end = cb.CreateBinaryIntrinsic(llvm::Intrinsic::smin, cb.CreateAdd(begin, chunk),
+                                        cb.CreateAdd(cMin, cExtent), nullptr, "end");
+  bodyArgs[0] = begin;
+  bodyArgs[1] = end;
+  cb.CreateCall(bodyFn, bodyArgs);
+  cb.CreateRetVoid();
+
+  // The caller: fill the context, start the team (only when there is work).
+  llvm::AllocaInst *context = entryAlloca(contextType, nullptr, "parallel.context");
+  auto store = [&](unsigned k, Value *v) {
+    builder.CreateStore(v, builder.CreateStructGEP(contextType, context, k));
+  };
+  store(0, minV);
+  store(1, extent);
+  for (size_t k = 0; k < captured.size(); ++k)
+    store(static_cast<unsigned>(k + 2), captured[k].second);
+  BasicBlock *run = newBlock("parallel.run");
+  BasicBlock *done = BasicBlock::Create(ctx, "parallel.end");
+  builder.CreateCondBr(builder.CreateICmpSGT(extent, builder.getInt64(0)), run, done);
+  builder.SetInsertPoint(run);
+  builder.CreateCall(state.libFunction("GOMP_parallel"),
+                     {fn, context, builder.getInt32(0), builder.getInt32(0)});
+  builder.CreateBr(done);
+  done->insertInto(function_);
+  builder.SetInsertPoint(done);
+}
+
+void FunctionEmitter::allocate(const Allocate *op) {
+  const Buffer &b = op->buffer;
+  TDSL_IR_CHECK(b.rank() == 1, "the LLVM backend takes flattened buffers");
+  llvm::Type *element = state.storageType(b.dtype().element());
+  std::string name = abi::cIdentifier(b.name());
+  auto size = asConstInt(b.shape()[0]);
+  if (size && *size * b.dtype().storageBytes() <= kStackBytes) {
+    llvm::AllocaInst *mem = entryAlloca(
+        element, builder.getInt64(static_cast<uint64_t>(std::max<int64_t>(*size, 1))), name);
+    mem->setAlignment(llvm::Align(16));
+    bind(b, mem);
+    stmt(op->body);
+    return;
+  }
+  Value *count =
+      builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, expr(b.shape()[0]), builder.getInt64(1));
+  Value *bytes =
+      builder.CreateMul(count, builder.getInt64(static_cast<uint64_t>(b.dtype().storageBytes())));
+  Value *mem = builder.CreateCall(state.libFunction("malloc"), {bytes}, name);
+  BasicBlock *ok = newBlock(name + ".ok"), *fail = newBlock(name + ".oom");
+  builder.CreateCondBr(builder.CreateIsNull(mem), fail, ok);
+  builder.SetInsertPoint(fail);
+  if (loopDepth_ == 0 && !inOutlined_) {
+    // As the C++ backend: the message in tdsl_last_error() and status 1.
+    std::string message = cName_ + ": out of memory for '" + b.name() + "'";
+    builder.CreateCall(state.libFunction("snprintf"),
+                       {state.lastErrorAddress(builder), builder.getInt64(512),
+                        builder.CreateGlobalString(message)});
+    builder.CreateRet(builder.getInt32(1));
+  } else { // inside a loop (possibly on another thread): nothing to return to
+    builder.CreateCall(state.libFunction("abort"));
+    builder.CreateUnreachable();
+  }
+  builder.SetInsertPoint(ok);
+  bind(b, mem);
+  stmt(op->body);
+  builder.CreateCall(state.libFunction("free"), {mem});
+}
+
+} // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+// The module
+// ---------------------------------------------------------------------------------------------
+
+std::unique_ptr<llvm::Module> emitModule(llvm::LLVMContext &context, const std::string &name,
+                                         const std::vector<Func> &sources,
+                                         const std::vector<Func> &lowered,
+                                         const CodeGenOptions &options) {
+  TDSL_IR_CHECK(sources.size() == lowered.size(), "one lowered function per source function");
+  auto module = std::make_unique<llvm::Module>(name, context);
+  module->setSourceFileName(name);
+  detail::ModuleState state(*module, options);
+  detail::emitLastError(state);
+  std::vector<std::string> names = abi::cFunctionNames(sources);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const auto *source = sources[i].as<PrimFunc>();
+    const auto *low = lowered[i].as<PrimFunc>();
+    TDSL_IR_CHECK(source && low, "the LLVM backend emits PrimFuncs");
+    llvm::Function *raw = detail::emitRawEntry(state, low, names[i]);
+    detail::emitDlpackEntry(state, source, low, raw, names[i]);
+  }
+  if (options.packedEntries)
+    addPackedEntries(*module, sources, lowered);
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  if (llvm::verifyModule(*module, &os)) {
+    os.flush();
+    llvm::errs() << errors;
+    TDSL_IR_CHECK(false, "the LLVM backend built an invalid module");
+  }
+  return module;
+}
+
+} // namespace tdsl::llvmgen

@@ -1,0 +1,67 @@
+//===- backends/llvm/LLVMBackend.h - The LLVM backend -------------------------------------===//
+//
+// Lowered PrimFuncs to an llvm::Module built with LLVM 19's IRBuilder, with the binary
+// interface of spec §10 (the same symbols and messages as the C++ backend, so that one header
+// serves both): for each function NAME a raw entry `int32_t NAME(inputs, outputs, shape vars)`
+// whose buffer arguments are `noalias`, a validating `int32_t NAME_dlpack(DLTensor *...)`,
+// and a weak `tdsl_last_error()`. Then: a TargetMachine from --mcpu/--mattr, the -O pipeline
+// of the new pass manager, objects and assembly (Target.cpp), and an ORC JIT (JIT.h).
+//
+// Semantics (spec §11, ir/IR.h) as the reference interpreter has them: integers wrap (no
+// nsw/nuw), `/` and `%` floor (x / 0 == 0, x % 0 == x, MIN / -1 wraps), float→int casts
+// saturate (llvm.fptosi.sat), `round` is llvm.round (half away from zero), select evaluates
+// one branch, f16/bf16 are stored as bit patterns, computed in f32 and rounded to nearest even
+// after each operation (by integer code, no libcall), bool is one byte in memory. No fast-math
+// flag unless `fastMath`. Loops: Parallel loops are outlined and run by GOMP_parallel,
+// Vectorized ones carry llvm.loop.vectorize metadata, Unrolled ones llvm.loop.unroll.full;
+// Ramp/Broadcast become LLVM vector types. docs/llvm-backend.md has the details.
+//
+//===--------------------------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/IR.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+} // namespace llvm
+
+namespace tdsl::llvmgen {
+
+struct CodeGenOptions {
+  /// Fast-math flags on every float operation (--ffast-math).
+  bool fastMath = false;
+  /// The buffer of tdsl_last_error() is thread_local, like the C++ backend's (objects). The
+  /// JIT links without the ORC runtime, which thread-local storage needs: there it is a plain
+  /// global.
+  bool threadLocalError = true;
+  /// Also emit a packed entry per function (see packedEntryName), for the JIT.
+  bool packedEntries = false;
+};
+
+/// Emits `sources` (checked, scheduled PrimFuncs, as abi::emittedFunctions gives them) whose
+/// lowered forms are `lowered` (abi::lowerModule), position by position.
+///
+/// Guarantees: a module that passes the LLVM verifier (a failure is an internal error), with
+/// deterministic contents; no target is set yet (see prepareModule in Target.h).
+std::unique_ptr<llvm::Module> emitModule(llvm::LLVMContext &context, const std::string &name,
+                                         const std::vector<ir::Func> &sources,
+                                         const std::vector<ir::Func> &lowered,
+                                         const CodeGenOptions &options = {});
+
+/// The packed entry of the function with C name `cName`: `int32_t cName.packed(void **args)`,
+/// one slot per raw-entry argument, in order: a buffer's slot holds its data pointer, a
+/// scalar's or shape variable's slot points at the value (in its ABI type).
+std::string packedEntryName(const std::string &cName);
+
+/// Adds the packed entries of `sources` to `module`, calling the raw entries (defined in the
+/// module or, for the C++ backend's object in the JIT, only declared).
+void addPackedEntries(llvm::Module &module, const std::vector<ir::Func> &sources,
+                      const std::vector<ir::Func> &lowered);
+
+} // namespace tdsl::llvmgen

@@ -1,0 +1,207 @@
+//===- backends/llvm/Target.cpp - Target machine, optimisation, objects -------------------===//
+#include "backends/llvm/Target.h"
+
+#include "backends/llvm/LLVMBackend.h"
+
+#include <llvm/Bitcode/BitcodeWriter.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include <algorithm>
+#include <mutex>
+
+namespace tdsl::llvmgen {
+
+namespace {
+
+void initialiseTargets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+llvm::CodeGenOptLevel codeGenLevel(int optLevel) {
+  switch (optLevel) {
+  case 0:
+    return llvm::CodeGenOptLevel::None;
+  case 1:
+    return llvm::CodeGenOptLevel::Less;
+  case 3:
+    return llvm::CodeGenOptLevel::Aggressive;
+  default:
+    return llvm::CodeGenOptLevel::Default;
+  }
+}
+
+} // namespace
+
+bool resolveTarget(const TargetOptions &options, ResolvedTarget &out, std::string &error) {
+  initialiseTargets();
+  out.triple = llvm::Triple::normalize(llvm::sys::getDefaultTargetTriple());
+  std::string lookupError;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(out.triple, lookupError);
+  if (!target) {
+    error = "no LLVM target for '" + out.triple + "': " + lookupError;
+    return false;
+  }
+  std::vector<std::string> features;
+  if (options.mcpu.empty() || options.mcpu == "native") {
+    out.cpu = llvm::sys::getHostCPUName().str();
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      features.push_back((feature.second ? "+" : "-") + feature.first().str());
+    std::sort(features.begin(), features.end()); // a deterministic order
+  } else {
+    out.cpu = options.mcpu;
+    std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(out.triple, "", ""));
+    if (!info || !info->isCPUStringValid(out.cpu)) {
+      error = "unknown CPU '" + out.cpu +
+              "' for --mcpu (LLVM's names, e.g. x86-64, x86-64-v3, skylake-avx512, native)";
+      return false;
+    }
+  }
+  if (!options.mattr.empty()) {
+    // Each entry must be a feature of the target: LLVM would only warn and ignore it.
+    std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(out.triple, "", ""));
+    for (llvm::StringRef rest = options.mattr; !rest.empty();) {
+      auto [entry, tail] = rest.split(',');
+      rest = tail;
+      llvm::StringRef name = entry.trim();
+      if (name.empty())
+        continue;
+      if (name.front() == '+' || name.front() == '-')
+        name = name.drop_front();
+      bool known = false;
+      for (const llvm::SubtargetFeatureKV &kv : info->getAllProcessorFeatures())
+        known |= name == kv.Key;
+      if (!known) {
+        error = "unknown feature '" + name.str() + "' in --mattr (LLVM's names, e.g. +avx2,-fma)";
+        return false;
+      }
+    }
+    features.push_back(options.mattr);
+  }
+  out.features.clear();
+  for (const std::string &f : features)
+    out.features += (out.features.empty() ? "" : ",") + f;
+  return true;
+}
+
+std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetOptions &options,
+                                                         std::string &error) {
+  ResolvedTarget resolved;
+  if (!resolveTarget(options, resolved, error))
+    return nullptr;
+  std::string lookupError;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(resolved.triple, lookupError);
+  llvm::TargetOptions targetOptions;
+  if (options.fastMath) {
+    targetOptions.UnsafeFPMath = true;
+    targetOptions.NoInfsFPMath = true;
+    targetOptions.NoNaNsFPMath = true;
+    targetOptions.NoSignedZerosFPMath = true;
+    targetOptions.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  }
+  std::unique_ptr<llvm::TargetMachine> machine(
+      target->createTargetMachine(resolved.triple, resolved.cpu, resolved.features, targetOptions,
+                                  llvm::Reloc::PIC_, std::nullopt, codeGenLevel(options.optLevel)));
+  if (!machine)
+    error = "LLVM cannot make a target machine for '" + resolved.triple +
+            "' (--mcpu=" + resolved.cpu + ")";
+  return machine;
+}
+
+void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
+                    const TargetOptions &options) {
+  module.setTargetTriple(machine.getTargetTriple().str());
+  module.setDataLayout(machine.createDataLayout());
+  for (llvm::Function &fn : module) {
+    if (fn.isDeclaration())
+      continue;
+    fn.addFnAttr("target-cpu", machine.getTargetCPU());
+    fn.addFnAttr("target-features", machine.getTargetFeatureString());
+    if (options.fastMath)
+      fn.addFnAttr("unsafe-fp-math", "true");
+  }
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = options.optLevel >= 2;
+  tuning.SLPVectorization = options.optLevel >= 2;
+  tuning.LoopUnrolling = options.optLevel >= 1;
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(&machine, tuning);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = options.optLevel <= 0   ? llvm::OptimizationLevel::O0
+                                  : options.optLevel == 1 ? llvm::OptimizationLevel::O1
+                                  : options.optLevel == 2 ? llvm::OptimizationLevel::O2
+                                                          : llvm::OptimizationLevel::O3;
+  llvm::ModulePassManager passes = options.optLevel <= 0
+                                       ? builder.buildO0DefaultPipeline(level)
+                                       : builder.buildPerModuleDefaultPipeline(level);
+  passes.run(module, mam);
+}
+
+bool emitObject(llvm::Module &module, llvm::TargetMachine &machine, bool assembly, std::string &out,
+                std::string &error) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager passes;
+  if (machine.addPassesToEmitFile(passes, os, nullptr,
+                                  assembly ? llvm::CodeGenFileType::AssemblyFile
+                                           : llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit this file type";
+    return false;
+  }
+  passes.run(module);
+  out.assign(buffer.begin(), buffer.end());
+  return true;
+}
+
+bool compileFunctions(const std::string &name, const std::vector<ir::Func> &sources,
+                      const std::vector<ir::Func> &lowered, const TargetOptions &options,
+                      OutputKind kind, std::string &out, std::string &error) {
+  std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(options, error);
+  if (!machine)
+    return false;
+  llvm::LLVMContext context;
+  CodeGenOptions codegen;
+  codegen.fastMath = options.fastMath;
+  std::unique_ptr<llvm::Module> module = emitModule(context, name, sources, lowered, codegen);
+  optimizeModule(*module, *machine, options);
+  switch (kind) {
+  case OutputKind::IR: {
+    llvm::raw_string_ostream os(out);
+    module->print(os, nullptr);
+    return true;
+  }
+  case OutputKind::Bitcode: {
+    llvm::raw_string_ostream os(out);
+    llvm::WriteBitcodeToFile(*module, os);
+    return true;
+  }
+  case OutputKind::Assembly:
+  case OutputKind::Object:
+    return emitObject(*module, *machine, kind == OutputKind::Assembly, out, error);
+  }
+  return false;
+}
+
+} // namespace tdsl::llvmgen

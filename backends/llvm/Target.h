@@ -1,0 +1,62 @@
+//===- backends/llvm/Target.h - Target machine, optimisation, objects ---------------------===//
+//
+// The host target (x86-64 here) configured from --mcpu/--mattr ("native": the host CPU and
+// its features), the -O0..-O3 pipelines of the new pass manager
+// (PassBuilder::buildPerModuleDefaultPipeline, or buildO0DefaultPipeline), and ELF objects or
+// assembly through the legacy code generation pass manager. Position independent code.
+//
+//===--------------------------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/IR.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Module;
+class TargetMachine;
+} // namespace llvm
+
+namespace tdsl::llvmgen {
+
+struct TargetOptions {
+  std::string mcpu = "native"; ///< "native": the host CPU, with the host's features
+  std::string mattr;           ///< "+avx2,-fma": added to the CPU's features
+  int optLevel = 2;            ///< 0..3
+  bool fastMath = false;
+};
+
+/// The CPU name and the feature string that `options` stand for.
+struct ResolvedTarget {
+  std::string triple, cpu, features;
+};
+/// Returns false with `error` set for an unknown CPU.
+bool resolveTarget(const TargetOptions &options, ResolvedTarget &out, std::string &error);
+
+/// A TargetMachine for the host triple; nullptr with `error` set when the CPU is unknown.
+std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetOptions &options,
+                                                         std::string &error);
+
+/// Sets the module's triple and data layout and the functions' target-cpu/target-features
+/// (and fast-math) attributes, then runs the -O pipeline of `options.optLevel`.
+void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
+                    const TargetOptions &options);
+
+/// The module as an ELF object (or textual assembly). Returns false with `error` set if the
+/// target cannot emit that file type.
+bool emitObject(llvm::Module &module, llvm::TargetMachine &machine, bool assembly, std::string &out,
+                std::string &error);
+
+/// What `tdslc --emit=llvm|bc|asm|obj` writes.
+enum class OutputKind { IR, Bitcode, Assembly, Object };
+
+/// The whole route of tdslc: emitModule (module `name`), the target of `options`, the -O
+/// pipeline, then the output: textual IR or bitcode after optimisation, assembly or an
+/// object. Deterministic. Returns false with `error` set for a bad --mcpu.
+bool compileFunctions(const std::string &name, const std::vector<ir::Func> &sources,
+                      const std::vector<ir::Func> &lowered, const TargetOptions &options,
+                      OutputKind kind, std::string &out, std::string &error);
+
+} // namespace tdsl::llvmgen
