@@ -602,6 +602,11 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
     case EmitKind::LLVM:
     case EmitKind::Bitcode: {
       // The LLVM backend (--via=llvm, the default; --emit=llvm|bc always).
+      if (opts.boundsCheck) {
+        err << "tdslc: error: --bounds-check is implemented by the C++ backend only; use --emit="
+            << emitKindName(opts.emit == EmitKind::Asm ? EmitKind::Asm : EmitKind::Obj) << " --via=cpp\n";
+        return 2;
+      }
       if (!opts.func.empty() && !ir->lookup(opts.func).as<ir::PrimFunc>()) {
         err << "tdslc: error: --emit=" << emitKindName(opts.emit) << " --func " << opts.func
             << ": only funcs are compiled by this build (graphs and externs are not yet)\n";
