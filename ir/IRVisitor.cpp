@@ -117,5 +117,14 @@ void IRVisitor::visit(const SeqStmt *op) {
 
 void IRVisitor::visit(const Evaluate *op) { visitExpr(op->value); }
 void IRVisitor::visit(const Allocate *op) { visitStmt(op->body); }
+void IRVisitor::visit(const BufferView *op) {
+  visitExpr(op->byteOffset);
+  visitStmt(op->body);
+}
+void IRVisitor::visit(const FuncCall *op) {
+  for (const auto &arg : op->args)
+    if (const auto *e = std::get_if<Expr>(&arg))
+      visitExpr(*e);
+}
 
 } // namespace tdsl::ir

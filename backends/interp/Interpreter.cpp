@@ -740,6 +740,11 @@ void Interpreter::Impl::exec(Frame &frame, const Stmt &stmt) {
     frame.buffers.erase(alloc->buffer.get());
     return;
   }
+  case StmtKind::BufferView:
+  case StmtKind::FuncCall:
+    // Lowered graphs are emitted by the backends; the interpreter runs the graph itself.
+    fail(frame, std::string("the interpreter does not run lowered graph statements (") +
+                    kindName(stmt.kind()) + ")");
   }
 }
 
