@@ -5,6 +5,7 @@
 
 #include "passes/Simplify.h"
 #include "passes/graph/GraphUtils.h"
+#include "passes/schedule/State.h"
 
 #include <map>
 #include <set>
@@ -24,8 +25,37 @@ Expr aligned(const Expr &bytes) {
   return simplify((bytes + intImm(kAlign - 1)) / intImm(kAlign) * intImm(kAlign));
 }
 
-/// `a - b` as a constant, when the simplifier decides it.
-std::optional<int64_t> difference(const Expr &a, const Expr &b) { return asConstInt(simplify(a - b)); }
+/// Whether `a - b` is provably >= 0: a constant >= 0, or affine in the shape variables (which
+/// are >= 0) with no negative coefficient or constant (`256 * B` covers `128 * B`).
+bool covers(const Expr &a, const Expr &b) {
+  Expr d = simplify(a - b);
+  if (auto v = asConstInt(d))
+    return *v >= 0;
+  std::optional<schedule::Affine> affine = schedule::affine(d);
+  if (!affine || affine->constant < 0)
+    return false;
+  for (const auto &term : affine->terms)
+    if (term.second < 0)
+      return false;
+  return true;
+}
+
+/// An affine sum in a canonical order (`512 * B + 16384`); other expressions as they are.
+Expr canonical(const Expr &e) {
+  std::optional<schedule::Affine> affine = schedule::affine(e);
+  if (!affine)
+    return e;
+  Expr out;
+  for (const auto &[var, coeff] : affine->terms) {
+    if (coeff == 0)
+      continue;
+    Expr term = coeff == 1 ? Expr(var) : intImm(coeff) * Expr(var);
+    out = out.defined() ? out + term : term;
+  }
+  if (!out.defined())
+    return intImm(affine->constant);
+  return affine->constant ? out + intImm(affine->constant) : out;
+}
 
 struct Slot {
   Expr size;
@@ -97,15 +127,13 @@ MemoryPlan planGraph(const GraphFunc &g, const Module &module) {
       // First fit: a free slot that holds the value, else one that can grow to it.
       std::optional<size_t> chosen;
       for (size_t s = 0; s < slots.size() && !chosen; ++s)
-        if (slots[s].freeAfter < i)
-          if (auto diff = difference(slots[s].size, size); diff && *diff >= 0)
-            chosen = s;
+        if (slots[s].freeAfter < i && covers(slots[s].size, size))
+          chosen = s;
       for (size_t s = 0; s < slots.size() && !chosen; ++s)
-        if (slots[s].freeAfter < i)
-          if (auto diff = difference(size, slots[s].size); diff && *diff >= 0) {
-            slots[s].size = size;
-            chosen = s;
-          }
+        if (slots[s].freeAfter < i && covers(size, slots[s].size)) {
+          slots[s].size = size;
+          chosen = s;
+        }
       if (!chosen) {
         slots.push_back(Slot{size, 0, {}});
         chosen = slots.size() - 1;
@@ -120,7 +148,7 @@ MemoryPlan planGraph(const GraphFunc &g, const Module &module) {
   for (const Slot &s : slots) {
     for (size_t v : s.values)
       plan.values[v].offset = offset;
-    offset = simplify(offset + s.size);
+    offset = canonical(simplify(offset + s.size));
   }
   plan.arenaBytes = offset;
   return plan;

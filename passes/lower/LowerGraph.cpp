@@ -104,10 +104,19 @@ Func lowerGraph(const Func &f, const Module &module) {
       args.emplace_back(simplify(e));
     body.push_back(FuncCall::make(call->callee, std::move(args), call->loc));
   }
-  // Results not computed in place are copied.
+  // Results not computed in place (nor views of their own output) are copied.
+  std::map<const BufferNode *, Buffer> viewedFrom;
+  for (const View &v : views)
+    if (isConstInt(v.offset, 0))
+      viewedFrom[v.buffer.get()] = v.source;
+  auto storage = [&](Buffer b) {
+    for (auto it = viewedFrom.find(b.get()); it != viewedFrom.end(); it = viewedFrom.find(b.get()))
+      b = it->second;
+    return b;
+  };
   for (size_t k = 0; k < g->results.size(); ++k) {
     const Buffer &source = flat.at(g->results[k].get());
-    if (source.sameAs(outputs[k]))
+    if (storage(source).sameAs(outputs[k]))
       continue;
     Var i("i");
     body.push_back(For::make(i, intImm(0), outputs[k].shape()[0], ForKind::Serial,
