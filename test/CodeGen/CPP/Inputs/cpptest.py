@@ -49,8 +49,9 @@ def literal(value):
     return str(value)
 
 
-def build(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag="", obj=False):
-    """Emits and compiles `func`; returns the harness executable."""
+def build(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag="", obj=False, ldflags=()):
+    """Emits and compiles `func`; returns the harness executable. `ldflags` come last on the
+    link line (libraries defining extern symbols)."""
     stem = os.path.join(TMP, func + tag)
     if obj:
         run_or_die([TDSLC, SOURCE, "--func", func, "--emit=obj", "--via=cpp", "-o", stem + ".o"] + list(tdslc_flags))
@@ -69,21 +70,24 @@ def build(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag="", obj=False)
     defines = ["-I", TMP, '-DTDSL_HEADER="%s.h"' % os.path.basename(stem), "-D" + call]
     if obj:
         flags = [f for f in CXXFLAGS if f != "-fopenmp"] + list(cxxflags)
-        run_or_die(["g++"] + flags + defines + [os.path.join(HERE, "harness.cpp"), stem + ".o", "-o", exe] + OBJ_LDFLAGS)
+        run_or_die(["g++"] + flags + defines + [os.path.join(HERE, "harness.cpp"), stem + ".o", "-o", exe] + OBJ_LDFLAGS
+                   + list(ldflags))
         return exe
     run_or_die(["g++"] + CXXFLAGS + list(cxxflags) + defines + [os.path.join(HERE, "harness.cpp"), stem + ".cpp",
-                "-o", exe, "-lm"])
+                "-o", exe, "-lm"] + list(ldflags))
     return exe
 
 
 def check(func, inputs, outputs, tolerances=None, tdslc_flags=(), cxxflags=(), env=None, tag="",
-          bf16=(), obj=False):
+          bf16=(), obj=False, ldflags=(), run_flags=()):
     """`inputs`: name -> array or Python scalar, in signature order; `outputs`: name -> initial
     array, in signature order; `tolerances`: name -> (rtol, atol), exact by default; `bf16`:
-    the names whose arrays are bf16 bit patterns (<u2)."""
+    the names whose arrays are bf16 bit patterns (<u2); `ldflags`: extra link arguments;
+    `run_flags`: extra tdsl-run arguments (`--load lib.so`, `--check`). Returns the outputs of
+    the compiled code by name."""
     tolerances = tolerances or {}
-    exe = build(func, inputs, outputs, tdslc_flags, cxxflags, tag, obj)
-    harness_args, interp_args = [], [TDSL_RUN, SOURCE, "--func", func, "--interpret"] + list(tdslc_flags)
+    exe = build(func, inputs, outputs, tdslc_flags, cxxflags, tag, obj, ldflags)
+    harness_args, interp_args = [], [TDSL_RUN, SOURCE, "--func", func, "--interpret"] + list(tdslc_flags) + list(run_flags)
     for name, value in inputs.items():
         if isinstance(value, np.ndarray):
             path = os.path.join(TMP, "%s%s_in_%s%s.npy" % (func, tag, name, ".bf16" if name in bf16 else ""))
@@ -102,8 +106,11 @@ def check(func, inputs, outputs, tolerances=None, tdslc_flags=(), cxxflags=(), e
         interp_args += ["--input", "%s=%s" % (name, init_path), "--output", "%s=%s" % (name, want_paths[name])]
     run_or_die([exe] + harness_args, env=env)
     run_or_die(interp_args)
+    got = {}
     for name in outputs:
-        compare(name, np.load(got_paths[name]), np.load(want_paths[name]), *tolerances.get(name, (0.0, 0.0)))
+        got[name] = np.load(got_paths[name])
+        compare(name, got[name], np.load(want_paths[name]), *tolerances.get(name, (0.0, 0.0)))
+    return got
 
 
 def compare(name, got, want, rtol=0.0, atol=0.0):
