@@ -438,6 +438,29 @@ Stmt AssertStmt::make(Expr condition, std::string message, std::vector<Expr> arg
   return node;
 }
 
+Stmt BufferView::make(Buffer buffer, Buffer source, Expr byteOffset, Stmt body, SourceLoc loc) {
+  TDSL_IR_CHECK(buffer.defined() && source.defined() && byteOffset.defined() && body.defined(),
+                "incomplete buffer view");
+  TDSL_IR_CHECK(byteOffset.dtype() == DType::i64(), "a view's byte offset is i64");
+  auto *node = newNode<BufferView>(loc);
+  node->buffer = std::move(buffer);
+  node->source = std::move(source);
+  node->byteOffset = std::move(byteOffset);
+  node->body = std::move(body);
+  return node;
+}
+
+Stmt FuncCall::make(std::string callee, std::vector<std::variant<Buffer, Expr>> args,
+                    SourceLoc loc) {
+  for (const auto &arg : args)
+    TDSL_IR_CHECK(std::visit([](const auto &a) { return a.defined(); }, arg),
+                  "undefined argument of a function call");
+  auto *node = newNode<FuncCall>(loc);
+  node->callee = std::move(callee);
+  node->args = std::move(args);
+  return node;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Functions and modules
 // ---------------------------------------------------------------------------------------------
@@ -459,8 +482,10 @@ Func PrimFunc::make(std::string name, std::vector<Var> constVars, std::vector<Fu
 
 Func GraphFunc::make(std::string name, std::vector<Var> constVars, std::vector<FuncParam> inputs,
                      std::vector<Var> shapeVars, std::vector<GraphItem> body,
-                     std::vector<Buffer> results, SourceLoc loc) {
+                     std::vector<Buffer> results, SourceLoc loc,
+                     std::optional<MemoryPlan> plan) {
   auto *node = newNode<GraphFunc>(loc);
+  node->plan = std::move(plan);
   node->name = std::move(name);
   node->constVars = std::move(constVars);
   node->inputs = std::move(inputs);

@@ -71,7 +71,7 @@ namespace tdsl::ir {
 
 #define TDSL_FOR_EACH_STMT_NODE(X)                                                                 \
   X(For) X(Block) X(BufferStore) X(LetStmt) X(IfThenElse) X(SeqStmt) X(Evaluate) X(Allocate)     \
-  X(AssertStmt)
+  X(AssertStmt) X(BufferView) X(FuncCall)
 
 #define TDSL_FOR_EACH_FUNC_NODE(X) X(PrimFunc) X(GraphFunc) X(ExternFunc)
 
@@ -521,6 +521,28 @@ struct AssertStmt final : StmtNodeOf<StmtKind::AssertStmt> {
                    SourceLoc loc = {});
 };
 
+/// Lowered graphs (passes/lower/LowerGraph.h): `buffer` names the storage of `source` starting
+/// `byteOffset` bytes in, for the duration of `body` (an intermediate in the arena, a reshape).
+/// `buffer` may have another dtype and shape than `source`; the caller guarantees it fits.
+struct BufferView final : StmtNodeOf<StmtKind::BufferView> {
+  Buffer buffer;
+  Buffer source;
+  Expr byteOffset; ///< i64, a multiple of the buffer's element size.
+  Stmt body;
+  static Stmt make(Buffer buffer, Buffer source, Expr byteOffset, Stmt body, SourceLoc loc = {});
+};
+
+/// Lowered graphs: a call of the raw entry (spec §10) of module function `callee` (a func, or an
+/// extern through its C symbol) with `args` in raw order: inputs, outputs, shape variables.
+/// A non-zero status ends the calling function with that status (tdsl_last_error is left as the
+/// callee set it; every allocation of the caller is released first).
+struct FuncCall final : StmtNodeOf<StmtKind::FuncCall> {
+  std::string callee;
+  std::vector<std::variant<Buffer, Expr>> args;
+  static Stmt make(std::string callee, std::vector<std::variant<Buffer, Expr>> args,
+                   SourceLoc loc = {});
+};
+
 // ---------------------------------------------------------------------------------------------
 // Functions and modules
 // ---------------------------------------------------------------------------------------------
@@ -609,6 +631,29 @@ struct DataflowBlock {
 
 using GraphItem = std::variant<CallBinding, ReshapeBinding, DataflowBlock>;
 
+/// Where one value of a graph lives (passes/graph/PlanMemory.h).
+struct PlannedValue {
+  enum class Kind : uint8_t {
+    Arena,  ///< `bytes` at `offset` in the graph's arena.
+    Result, ///< computed in place in the caller's output number `result`.
+    View,   ///< a reshape: the storage of `viewOf`.
+  };
+  Buffer value;
+  Kind kind = Kind::Arena;
+  Expr offset, bytes; ///< Arena: i64 byte offset and size.
+  size_t result = 0;  ///< Result.
+  Buffer viewOf;      ///< View.
+  size_t firstUse = 0, lastUse = 0; ///< Lifetime in binding positions (Arena).
+};
+
+/// The memory plan of a graph: one arena of `arenaBytes` bytes (an i64 expression of the shape
+/// variables) holds every intermediate at its offset; values whose lifetimes do not overlap
+/// may share bytes. Results returned from a call are computed in the caller's output.
+struct MemoryPlan {
+  Expr arenaBytes;
+  std::vector<PlannedValue> values; ///< In order of definition.
+};
+
 /// A graph (spec §8). Results are returned values, passed by the caller like outputs.
 struct GraphFunc final : FuncNodeOf<FuncKind::GraphFunc> {
   std::vector<Var> constVars;
@@ -616,9 +661,12 @@ struct GraphFunc final : FuncNodeOf<FuncKind::GraphFunc> {
   std::vector<Var> shapeVars;
   std::vector<GraphItem> body;
   std::vector<Buffer> results;
+  /// Set by graph.plan-memory; printed as comments (not part of the syntax).
+  std::optional<MemoryPlan> plan;
   static Func make(std::string name, std::vector<Var> constVars, std::vector<FuncParam> inputs,
                    std::vector<Var> shapeVars, std::vector<GraphItem> body,
-                   std::vector<Buffer> results, SourceLoc loc = {});
+                   std::vector<Buffer> results, SourceLoc loc = {},
+                   std::optional<MemoryPlan> plan = std::nullopt);
 };
 
 /// `extern [pure] func name(inputs) -> (outputs) = "symbol";`

@@ -281,4 +281,34 @@ Stmt IRMutator::visit(const AssertStmt *op) {
                           op->loc);
 }
 
+Stmt IRMutator::visit(const BufferView *op) {
+  Buffer buffer = mutateBuffer(op->buffer);
+  Buffer source = mutateBuffer(op->source);
+  Expr offset = mutate(op->byteOffset);
+  Stmt body = mutate(op->body);
+  if (buffer.sameAs(op->buffer) && source.sameAs(op->source) && offset.sameAs(op->byteOffset) &&
+      body.sameAs(op->body))
+    return op;
+  return BufferView::make(std::move(buffer), std::move(source), std::move(offset),
+                          std::move(body), op->loc);
+}
+
+Stmt IRMutator::visit(const FuncCall *op) {
+  bool changed = false;
+  std::vector<std::variant<Buffer, Expr>> args;
+  for (const auto &arg : op->args) {
+    if (const auto *b = std::get_if<Buffer>(&arg)) {
+      args.emplace_back(mutateBuffer(*b));
+      changed |= !std::get<Buffer>(args.back()).sameAs(*b);
+      continue;
+    }
+    const Expr &e = std::get<Expr>(arg);
+    args.emplace_back(mutate(e));
+    changed |= !std::get<Expr>(args.back()).sameAs(e);
+  }
+  if (!changed)
+    return op;
+  return FuncCall::make(op->callee, std::move(args), op->loc);
+}
+
 } // namespace tdsl::ir

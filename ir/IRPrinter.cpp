@@ -482,6 +482,32 @@ void Printer::printStmt(const Stmt &s) {
     line() << "}\n";
     return;
   }
+  case StmtKind::BufferView: {
+    // Lowered graphs only (not parseable): `view h: f32[1024] = arena @ 4096;`
+    const auto *op = s.as<BufferView>();
+    std::string source = name(op->source), offset = exprText(op->byteOffset);
+    line() << "view " << define(op->buffer) << ": ";
+    printType(op->buffer);
+    *os_ << " = " << source << " @ " << offset << ";\n";
+    printBody(op->body);
+    names_.undefine(op->buffer.get());
+    return;
+  }
+  case StmtKind::FuncCall: {
+    // Lowered graphs only: `call_raw nn.linear(x, w, b, h, B, 784, 128);`
+    const auto *op = s.as<FuncCall>();
+    line() << "call_raw " << op->callee << '(';
+    for (size_t i = 0; i < op->args.size(); ++i) {
+      if (i)
+        *os_ << ", ";
+      if (const auto *buffer = std::get_if<Buffer>(&op->args[i]))
+        *os_ << name(*buffer);
+      else
+        printExpr(std::get<Expr>(op->args[i]));
+    }
+    *os_ << ");\n";
+    return;
+  }
   }
 }
 
@@ -743,6 +769,26 @@ void Printer::printGraphFunc(const GraphFunc *op) {
       printBinding(*call);
     else
       printBinding(std::get<ReshapeBinding>(item));
+  }
+  if (op->plan) {
+    // The memory plan is derived data: comments, so that the print still parses.
+    line() << "// memory plan: arena of " << exprText(op->plan->arenaBytes) << " bytes\n";
+    for (const PlannedValue &v : op->plan->values) {
+      line() << "//   " << name(v.value) << ": ";
+      switch (v.kind) {
+      case PlannedValue::Kind::Arena:
+        *os_ << "arena offset " << exprText(v.offset)
+             << ", " << exprText(v.bytes) << " bytes, live " << v.firstUse << ".." << v.lastUse;
+        break;
+      case PlannedValue::Kind::Result:
+        *os_ << "in place in result " << v.result;
+        break;
+      case PlannedValue::Kind::View:
+        *os_ << "view of " << name(v.viewOf);
+        break;
+      }
+      *os_ << "\n";
+    }
   }
   if (!op->results.empty()) {
     line() << "return ";

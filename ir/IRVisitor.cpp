@@ -123,5 +123,14 @@ void IRVisitor::visit(const AssertStmt *op) {
     visitExpr(arg);
   visitStmt(op->body);
 }
+void IRVisitor::visit(const BufferView *op) {
+  visitExpr(op->byteOffset);
+  visitStmt(op->body);
+}
+void IRVisitor::visit(const FuncCall *op) {
+  for (const auto &arg : op->args)
+    if (const auto *e = std::get_if<Expr>(&arg))
+      visitExpr(*e);
+}
 
 } // namespace tdsl::ir

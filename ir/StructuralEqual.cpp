@@ -288,6 +288,25 @@ bool Comparer::stmt(const Stmt &a, const Stmt &b) {
     return x->message == y->message && expr(x->condition, y->condition) &&
            exprs(x->args, y->args) && stmt(x->body, y->body);
   }
+  case StmtKind::BufferView: {
+    const auto *x = a.as<BufferView>(), *y = b.as<BufferView>();
+    return useBuffer(x->source, y->source) && expr(x->byteOffset, y->byteOffset) &&
+           defineBuffer(x->buffer, y->buffer) && stmt(x->body, y->body);
+  }
+  case StmtKind::FuncCall: {
+    const auto *x = a.as<FuncCall>(), *y = b.as<FuncCall>();
+    if (x->callee != y->callee || x->args.size() != y->args.size())
+      return false;
+    for (size_t i = 0; i < x->args.size(); ++i) {
+      const auto *bx = std::get_if<Buffer>(&x->args[i]);
+      const auto *by = std::get_if<Buffer>(&y->args[i]);
+      if (!bx != !by)
+        return false;
+      if (bx ? !useBuffer(*bx, *by) : !expr(std::get<Expr>(x->args[i]), std::get<Expr>(y->args[i])))
+        return false;
+    }
+    return true;
+  }
   }
   return false;
 }

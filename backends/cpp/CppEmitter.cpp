@@ -6,8 +6,10 @@
 
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "passes/lower/LowerGraph.h"
 #include "runtime/Float16.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -28,6 +30,7 @@ namespace {
 
 const char *kPrelude = R"(#include <dlpack/dlpack.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdarg>
 #include <cstdint>
@@ -360,8 +363,10 @@ private:
 
 class FunctionEmitter {
 public:
-  FunctionEmitter(const PrimFunc *source, const PrimFunc *lowered, std::string cName)
-      : source_(source), lowered_(lowered), cName_(std::move(cName)), names_({}) {}
+  FunctionEmitter(const PrimFunc *source, const PrimFunc *lowered, std::string cName,
+                  const std::map<std::string, std::string> *callees = nullptr, bool isGraph = false)
+      : source_(source), lowered_(lowered), cName_(std::move(cName)), names_({}),
+        callees_(callees), isGraph_(isGraph) {}
 
   void emit(std::ostream &os);
   /// The raw and DLPack prototypes (no trailing ';'), for the header too.
@@ -404,6 +409,13 @@ private:
   int indent_ = 0;
   int loopDepth_ = 0;
   int temps_ = 0; ///< Vector temporaries tdsl_v0, tdsl_v1, ...
+
+  // Lowered graphs (passes/lower/LowerGraph.h).
+  void graphStmt(const Stmt &s);
+  std::string abiScalar(const Expr &e);
+  const std::map<std::string, std::string> *callees_; ///< Module name → C symbol.
+  bool isGraph_;
+  std::vector<std::string> heap_; ///< Heap allocations in scope, released on an early return.
 };
 
 /// The C name of a vector type: tdsl_f32x8.
@@ -1062,16 +1074,69 @@ void FunctionEmitter::stmt(const Stmt &s, bool inFor) {
     line(loopDepth_ == 0 ? "if (!" + name + ") return tdsl_fail(\"" + cName_ +
                                ": out of memory for '" + b.name() + "'\");"
                          : "if (!" + name + ") std::abort();");
+    heap_.push_back(name);
     stmt(op->body, false);
+    heap_.pop_back();
     line("std::free(" + name + ");");
     return;
   }
   case StmtKind::AssertStmt:
     return assertStmt(s.as<AssertStmt>());
+  case StmtKind::BufferView:
+  case StmtKind::FuncCall:
+    return graphStmt(s);
   case StmtKind::Block:
     break;
   }
   TDSL_IR_CHECK(false, "the C++ backend takes lowered code (no blocks)");
+}
+
+// --- Lowered graphs --------------------------------------------------------------------------
+
+/// A scalar argument as the raw ABI passes it: f16/bf16 as bit patterns, bool as uint8_t.
+std::string FunctionEmitter::abiScalar(const Expr &e) {
+  DType t = e.dtype();
+  if (const auto *ref = e.as<VarRef>(); ref && halfParams_.count(ref->var.get()))
+    return names_(ref->var);
+  if (t.code() == DType::Code::F16)
+    return "tdsl_f16_bits(" + stripParens(expr(e)) + ")";
+  if (t.code() == DType::Code::BF16)
+    return "tdsl_bf16_bits(" + stripParens(expr(e)) + ")";
+  if (t.isBool())
+    return "static_cast<uint8_t>(" + stripParens(expr(e)) + ")";
+  return stripParens(expr(e));
+}
+
+void FunctionEmitter::graphStmt(const Stmt &s) {
+  if (const auto *op = s.as<BufferView>()) {
+    std::string type = storageType(op->buffer.dtype()), source = names_(op->source);
+    std::string offset = isConstInt(op->byteOffset, 0) ? "" : " + " + expr(op->byteOffset);
+    line(type + " *" + names_(op->buffer) + " = reinterpret_cast<" + type +
+         " *>(const_cast<char *>(reinterpret_cast<const char *>(" + source + "))" + offset + ");");
+    stmt(op->body, false);
+    return;
+  }
+  const auto *op = s.as<FuncCall>();
+  TDSL_IR_CHECK(loopDepth_ == 0 && callees_ && callees_->count(op->callee),
+                "a call of a raw entry outside any loop, to an emitted function or extern");
+  std::string call = callees_->at(op->callee) + "(";
+  for (size_t i = 0; i < op->args.size(); ++i) {
+    if (i)
+      call += ", ";
+    if (const auto *b = std::get_if<Buffer>(&op->args[i]))
+      call += names_(*b);
+    else
+      call += abiScalar(std::get<Expr>(op->args[i]));
+  }
+  call += ")";
+  // A failing callee's status is returned as is; its message stays in tdsl_last_error().
+  line("if (const int32_t tdsl_status = " + call + ") {");
+  ++indent_;
+  for (size_t i = heap_.size(); i-- > 0;)
+    line("std::free(" + heap_[i] + ");");
+  line("return tdsl_status;");
+  --indent_;
+  line("}");
 }
 
 void FunctionEmitter::emit(std::ostream &os) {
@@ -1087,7 +1152,7 @@ void FunctionEmitter::emit(std::ostream &os) {
   nests.visitStmt(source_->body);
   comments_ = std::move(nests.comments);
 
-  os << "// func " << source_->name;
+  os << (isGraph_ ? "// graph " : "// func ") << source_->name;
   if (source_->loc.valid())
     os << " (line " << source_->loc.line << ")";
   os << "\nextern \"C\" " << raw << " {\n";
@@ -1102,6 +1167,16 @@ void FunctionEmitter::emit(std::ostream &os) {
     }
     void visit(const BufferStore *op) override {
       used.insert(op->buffer.get());
+      IRVisitor::visit(op);
+    }
+    void visit(const BufferView *op) override {
+      used.insert(op->source.get());
+      IRVisitor::visit(op);
+    }
+    void visit(const FuncCall *op) override {
+      for (const auto &arg : op->args)
+        if (const auto *b = std::get_if<Buffer>(&arg))
+          used.insert(b->get());
       IRVisitor::visit(op);
     }
   } uses;
@@ -1236,17 +1311,98 @@ void FunctionEmitter::emitDlpack(std::ostream &os) {
   os << "}\n";
 }
 
+/// The callees of a graph's calls, in order, without repeats.
+std::vector<std::string> graphCallees(const GraphFunc &g) {
+  std::vector<std::string> out;
+  auto add = [&](const CallBinding &c) {
+    if (std::find(out.begin(), out.end(), c.callee) == out.end())
+      out.push_back(c.callee);
+  };
+  for (const GraphItem &item : g.body) {
+    if (const auto *c = std::get_if<CallBinding>(&item))
+      add(*c);
+    if (const auto *df = std::get_if<DataflowBlock>(&item))
+      for (const GraphBinding &b : df->bindings)
+        if (const auto *c = std::get_if<CallBinding>(&b))
+          add(*c);
+  }
+  return out;
+}
+
+/// `extern "C"` declarations of the extern symbols the emitted graphs call (their raw entries,
+/// spec §10), each symbol once; adds each extern to `callees`.
+std::string externDeclarations(const Module &module, const std::vector<Func> &emitted,
+                               std::map<std::string, std::string> &callees) {
+  std::ostringstream os;
+  std::set<std::string> declared;
+  for (const Func &f : emitted) {
+    const auto *g = f.as<GraphFunc>();
+    if (!g)
+      continue;
+    for (const std::string &name : graphCallees(*g)) {
+      const auto *x = module.lookup(name).as<ExternFunc>();
+      if (!x)
+        continue;
+      callees[name] = x->symbol;
+      if (!declared.insert(x->symbol).second)
+        continue;
+      std::vector<std::string> params;
+      for (const FuncParam &p : x->inputs)
+        params.push_back(p.isTensor() ? "const " + storageType(p.buffer.dtype()) + " *"
+                                      : storageType(p.scalar.dtype()));
+      for (const Buffer &b : x->outputs)
+        params.push_back(storageType(b.dtype()) + " *");
+      for (size_t i = 0; i < x->shapeVars.size(); ++i)
+        params.push_back("int64_t");
+      os << "\n// extern " << (x->pure ? "pure " : "") << "func " << x->name << "\n"
+         << "extern \"C\" int32_t " << x->symbol << "(";
+      for (size_t i = 0; i < params.size(); ++i)
+        os << (i ? ", " : "") << params[i];
+      os << ");\n";
+    }
+  }
+  return os.str();
+}
+
 } // namespace
 
 std::vector<Func> emittedFunctions(const Module &module, const CppOptions &options) {
-  return abi::emittedFunctions(module, options.onlyFunc);
+  // --func NAME on a graph: the graph and the functions it calls.
+  std::set<std::string> wanted;
+  if (!options.onlyFunc.empty()) {
+    wanted.insert(options.onlyFunc);
+    if (const auto *g = module.lookup(options.onlyFunc).as<GraphFunc>())
+      for (const std::string &callee : graphCallees(*g))
+        wanted.insert(callee);
+  }
+  std::vector<Func> prims, graphs;
+  for (const Func &f : module.functions()) {
+    if (!options.onlyFunc.empty() && !wanted.count(f.name()))
+      continue;
+    if (const auto *p = f.as<PrimFunc>(); p && p->constVars.empty())
+      prims.push_back(f);
+    if (const auto *g = f.as<GraphFunc>(); g && g->constVars.empty())
+      graphs.push_back(f);
+  }
+  prims.insert(prims.end(), graphs.begin(), graphs.end());
+  return prims;
 }
 
 std::vector<Func> lowerModule(const Module &module, const CppOptions &options) {
   lower::LowerOptions lowerOptions = options.lower;
   if (options.afterLowerStep)
     lowerOptions.afterStep = options.afterLowerStep;
-  return abi::lowerModule(module, options.onlyFunc, lowerOptions);
+  std::vector<Func> out;
+  for (const Func &f : emittedFunctions(module, options)) {
+    if (!f.as<GraphFunc>()) {
+      out.push_back(lower::lowerPrimFunc(f, lowerOptions));
+      continue;
+    }
+    out.push_back(lower::lowerGraph(f, module));
+    if (lowerOptions.afterStep)
+      lowerOptions.afterStep("lower.graph", out.back());
+  }
+  return out;
 }
 
 namespace {
@@ -1294,10 +1450,21 @@ std::string emitCpp(const Module &module, const CppOptions &options) {
   std::vector<Func> sources = emittedFunctions(module, options);
   std::vector<Func> lowered = lowerModule(module, options);
   std::vector<std::string> names = abi::cFunctionNames(sources);
+  std::map<std::string, std::string> callees;
+  for (size_t i = 0; i < sources.size(); ++i)
+    callees[sources[i].name()] = names[i];
+  std::string externs = externDeclarations(module, sources, callees);
   std::ostringstream os;
-  os << "// Generated by tdslc (C++ backend). Do not edit.\n" << kPrelude << vectorTypedefs(lowered);
+  os << "// Generated by tdslc (C++ backend). Do not edit.\n" << kPrelude << vectorTypedefs(lowered)
+     << externs;
   for (size_t i = 0; i < sources.size(); ++i) {
     os << "\n";
+    if (sources[i].as<GraphFunc>()) {
+      Func sig = lower::graphSignature(sources[i]);
+      FunctionEmitter(sig.as<PrimFunc>(), lowered[i].as<PrimFunc>(), names[i], &callees, true)
+          .emit(os);
+      continue;
+    }
     FunctionEmitter(sources[i].as<PrimFunc>(), lowered[i].as<PrimFunc>(), names[i]).emit(os);
   }
   return options.format ? formatCpp(os.str(), "tdsl.cpp") : os.str();
@@ -1314,8 +1481,9 @@ std::string emitHeader(const Module &module, const CppOptions &options) {
      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   for (size_t i = 0; i < sources.size(); ++i) {
     // The prototypes only need names and types: the unlowered signature gives the same.
-    Func lowered = lower::lowerPrimFunc(sources[i]);
-    FunctionEmitter e(sources[i].as<PrimFunc>(), lowered.as<PrimFunc>(), names[i]);
+    Func source = sources[i].as<GraphFunc>() ? lower::graphSignature(sources[i]) : sources[i];
+    Func lowered = lower::lowerPrimFunc(source);
+    FunctionEmitter e(source.as<PrimFunc>(), lowered.as<PrimFunc>(), names[i]);
     os << e.rawPrototype(true) << ";\n" << e.dlpackPrototype(true) << ";\n\n";
   }
   os << "const char *tdsl_last_error(void);\n\n"

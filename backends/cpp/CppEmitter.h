@@ -1,9 +1,12 @@
 //===- backends/cpp/CppEmitter.h - The C++ backend ----------------------------------------===//
 //
-// Emits readable C++17 for the PrimFuncs of a module, with the binary interface of spec §10:
-// for each function NAME a raw entry `int32_t NAME(inputs, outputs, shape vars)` and a
+// Emits readable C++17 for the PrimFuncs and graphs of a module, with the binary interface of
+// spec §10: for each function NAME a raw entry `int32_t NAME(inputs, outputs, shape vars)` and a
 // validating `int32_t NAME_dlpack(DLTensor* ...)`, plus `tdsl_last_error()` once per
-// translation unit. Each function is lowered (passes/lower/Pipeline.h) first.
+// translation unit. Each function is lowered (passes/lower/Pipeline.h) first; a graph by
+// passes/lower/LowerGraph.h, its calls becoming calls of the callees' raw entries (externs
+// declared `extern "C"` by their symbols), a failing call's status returned after releasing
+// the arena.
 //
 // Semantics of the emitted code (spec §11): integer arithmetic wraps (computed through
 // unsigned types unless interval analysis proves it cannot overflow); `/` and `%` are floor
@@ -38,8 +41,9 @@ struct CppOptions {
   bool format = true;
 };
 
-/// The functions a backend emits: the PrimFuncs of the module with no open generic constant
-/// (all of them, or the one named by `onlyFunc`), in module order.
+/// The functions a backend emits: the PrimFuncs of the module with no open generic constant,
+/// in module order, then its graphs without open constants (all of them, or the one named by
+/// `onlyFunc` and, for a graph, the functions it calls).
 std::vector<ir::Func> emittedFunctions(const ir::Module &module, const CppOptions &options);
 
 /// A C++17 translation unit with both entries of every emitted function.

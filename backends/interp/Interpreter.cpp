@@ -757,6 +757,11 @@ void Interpreter::Impl::exec(Frame &frame, const Stmt &stmt) {
     }
     fail(frame, message);
   }
+  case StmtKind::BufferView:
+  case StmtKind::FuncCall:
+    // Lowered graphs are emitted by the backends; the interpreter runs the graph itself.
+    fail(frame, std::string("the interpreter does not run lowered graph statements (") +
+                    kindName(stmt.kind()) + ")");
   }
 }
 

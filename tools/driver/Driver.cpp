@@ -9,6 +9,7 @@
 #include "backends/llvm/Target.h"
 #include "ir/IRPrinter.h"
 #include "passes/Instantiate.h"
+#include "passes/graph/Graph.h"
 #include "passes/lower/Pipeline.h"
 #include "passes/schedule/Apply.h"
 #include "support/Diagnostics.h"
@@ -336,12 +337,56 @@ bool writeDepFile(const DriverOptions &opts, const std::vector<std::string> &dep
 // Compilation
 // ---------------------------------------------------------------------------------------------
 
+namespace {
+
+/// Removes the functions graph passes made that no graph calls any more (an instance fused
+/// away, a fused function fused again), and moves the others before the module's graphs.
+void dropUncalled(ir::Module &m, const std::vector<graph::DerivedFunc> &instances,
+                  const std::vector<graph::DerivedFunc> &fused) {
+  std::set<std::string> made, called;
+  for (const auto *list : {&instances, &fused})
+    for (const graph::DerivedFunc &d : *list) made.insert(d.name);
+  for (const ir::Func &f : m.functions())
+    if (const auto *g = f.as<ir::GraphFunc>())
+      for (const ir::GraphItem &item : g->body) {
+        if (const auto *c = std::get_if<ir::CallBinding>(&item)) called.insert(c->callee);
+        if (const auto *df = std::get_if<ir::DataflowBlock>(&item))
+          for (const ir::GraphBinding &b : df->bindings)
+            if (const auto *c = std::get_if<ir::CallBinding>(&b)) called.insert(c->callee);
+      }
+  // The ones kept go before the module's first graph, where a re-parse of the printed IR puts
+  // them (funcs and externs first, then graphs), so that the round trip prints the same text.
+  std::vector<ir::Func> derived;
+  for (const ir::Func &f : m.functions())
+    if (made.count(f.name()) && called.count(f.name())) derived.push_back(f);
+  ir::Module kept;
+  kept.imports = m.imports;
+  bool placed = false;
+  for (const ir::Func &f : m.functions()) {
+    if (made.count(f.name())) continue;
+    if (!placed && f.as<ir::GraphFunc>() && f.name().find('.') == std::string::npos) {
+      for (const ir::Func &d : derived) kept.add(d);
+      placed = true;
+    }
+    kept.add(f);
+  }
+  if (!placed)
+    for (const ir::Func &d : derived) kept.add(d);
+  m = std::move(kept);
+}
+
+} // namespace
+
 const std::vector<std::string> &passNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out = {"sema"};
+    const std::vector<std::string> &graphPasses = graph::graphPassNames();
+    out.insert(out.end(), graphPasses.begin(), graphPasses.end() - 1);
     for (const std::string &p : schedulePrimitiveNames()) out.push_back("schedule." + p);
     out.push_back("schedule");
+    out.push_back(graphPasses.back());
     for (const std::string &p : lower::lowerStepNames()) out.push_back(p);
+    out.push_back("lower.graph");
     return out;
   }();
   return names;
@@ -441,8 +486,33 @@ std::optional<ir::Module> Compilation::buildIR() {
   st.diags.flush();
   if (st.diags.hasErrors()) return std::nullopt;
 
+  // Graph passes before schedules (passes/graph/Graph.h).
+  std::vector<graph::DerivedFunc> instances, fused;
+  if (opts_.graphPasses) {
+    graph::foldConstants(*ir);
+    printAfter("graph.fold-constants", *ir);
+    instances = graph::instantiateCallees(*ir);
+    for (const graph::DerivedFunc &d : instances) checkFunctionAccesses(ir->lookup(d.name), st.diags);
+    st.diags.flush();
+    if (st.diags.hasErrors()) return std::nullopt;
+    printAfter("graph.instantiate", *ir);
+    graph::eliminateDeadCalls(*ir);
+    printAfter("graph.dce", *ir);
+    fused = graph::fuseElementwise(*ir, instances);
+    dropUncalled(*ir, instances, fused);
+    printAfter("graph.fuse", *ir);
+  }
+
   std::vector<ir::ScheduleScript> scripts =
       buildSchedules(modules, st.scheduleModules, opts_.target, opts_.defines, usedDefines, st.diags);
+  // An instance is scheduled by its generic function's script.
+  for (const graph::DerivedFunc &d : instances)
+    for (size_t i = 0, n = scripts.size(); i < n; ++i)
+      if (scripts[i].func == d.scheduleFrom) {
+        ir::ScheduleScript copy = scripts[i];
+        copy.func = d.name;
+        scripts.push_back(copy);
+      }
   // -D also gives generic constants of the module's funcs (`-D P=1` or `-D conv.P=1`).
   for (const ir::Func &f : ir->functions())
     if (auto *p = f.as<ir::PrimFunc>())
@@ -468,9 +538,39 @@ std::optional<ir::Module> Compilation::buildIR() {
     });
     st.diags.flush();
     if (st.diags.hasErrors()) return std::nullopt;
+    scheduleFused(*ir, fused, scripts);
     printAfter("schedule", *ir);
   }
+  if (opts_.graphPasses) {
+    graph::planMemory(*ir);
+    printAfter("graph.plan-memory", *ir);
+  }
   return ir;
+}
+
+void Compilation::scheduleFused(ir::Module &m, const std::vector<graph::DerivedFunc> &fused,
+                                const std::vector<ir::ScheduleScript> &scripts) {
+  // A fused function gets its producer's script; a refusal there is no error (the script was
+  // written for the producer alone): the function then stays unscheduled. The consumer blocks
+  // are placed after, each step a checked primitive.
+  for (const graph::DerivedFunc &d : fused) {
+    ir::Func f = m.lookup(d.name);
+    if (!f) continue;
+    std::vector<ir::ScheduleScript> own;
+    for (const ir::ScheduleScript &s : scripts)
+      if (s.func == d.scheduleFrom) {
+        own.push_back(s);
+        own.back().func = d.name;
+      }
+    if (!own.empty()) {
+      std::ostringstream sink;
+      DiagnosticEngine quiet(state_->sm, sink);
+      applySchedules(m, own, opts_.target, quiet,
+                     [&](const std::string &step, const ir::Func &g) { printAfter(step, g); });
+      if (quiet.hasErrors()) m.replace(f);
+    }
+    m.replace(graph::placeFusedConsumers(m.lookup(d.name), d, opts_.target));
+  }
 }
 
 bool Compilation::wantsPrint(const std::string &step) const {
@@ -568,7 +668,8 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
     switch (opts.emit) {
     case EmitKind::Lowered: {
       bool first = true;
-      for (const ir::Func &f : abi::lowerModule(*ir, opts.func, lopts)) {
+      // The C++ backend's lowering: the emitted funcs, and graphs through lower.graph.
+      for (const ir::Func &f : cpp::lowerModule(*ir, copts)) {
         text << (first ? "" : "\n") << ir::toString(f);
         first = false;
       }
@@ -621,6 +722,13 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
                                  : opts.emit == EmitKind::Bitcode ? llvmgen::OutputKind::Bitcode
                                  : opts.emit == EmitKind::Asm     ? llvmgen::OutputKind::Assembly
                                                                   : llvmgen::OutputKind::Object;
+      for (const ir::Func &f : cpp::emittedFunctions(*ir, copts))
+        if (f.as<ir::GraphFunc>()) {
+          err << "tdslc: error: graph '" << f.name()
+              << "' is compiled by the C++ route only in this build: use --emit=" << emitKindName(opts.emit == EmitKind::Asm ? EmitKind::Asm : EmitKind::Obj)
+              << " --via=cpp, or --func to pick a func\n";
+          return 2;
+        }
       std::vector<ir::Func> sources = abi::emittedFunctions(*ir, opts.func);
       std::vector<ir::Func> lowered = abi::lowerModule(*ir, opts.func, lopts);
       std::string bytes, error;

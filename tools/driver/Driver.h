@@ -4,6 +4,8 @@
 
 #include "frontend/AST.h"
 #include "ir/IR.h"
+#include "ir/Schedule.h"
+#include "passes/graph/Graph.h"
 
 #include <iosfwd>
 #include <memory>
@@ -40,6 +42,7 @@ struct DriverOptions {
   unsigned errorLimit = 20;
   std::string color = "auto";
   std::string stdlibDir;               // found from the executable unless set
+  bool graphPasses = true;             // false: graphs as checked (tdsl-run --check's reference)
 };
 
 /// Parses a tdslc command line. Returns std::nullopt to go on compiling, or the exit status
@@ -86,6 +89,8 @@ public:
 private:
   bool wantsPrint(const std::string &step) const;
   bool wantsPrintBefore(const std::string &step) const;
+  void scheduleFused(ir::Module &m, const std::vector<graph::DerivedFunc> &fused,
+                     const std::vector<ir::ScheduleScript> &scripts);
 
   struct State;
   const DriverOptions &opts_;
@@ -93,9 +98,11 @@ private:
   std::unique_ptr<State> state_;
 };
 
-/// The steps --print-ir-after and --list-passes know: `sema`, `schedule.<primitive>` (after each
-/// call of that primitive), `schedule` (after all schedules), then the lowering steps
-/// (`lower.blocks`, ...; see passes/lower/Pipeline.h), run by --emit=lowered|cpp.
+/// The steps --print-ir-after and --list-passes know: `sema`, the graph passes before schedules
+/// (`graph.fold-constants`, `graph.instantiate`, `graph.dce`, `graph.fuse`),
+/// `schedule.<primitive>` (after each call of that primitive), `schedule` (after all
+/// schedules), `graph.plan-memory`, then the lowering steps (`lower.blocks`, ...; see
+/// passes/lower/Pipeline.h), run by --emit=lowered|cpp.
 const std::vector<std::string> &passNames();
 
 /// `--emit=ir`: the module's own items — its import lines, then its functions (imported ones,

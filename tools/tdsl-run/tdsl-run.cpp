@@ -233,11 +233,13 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   return std::nullopt;
 }
 
-/// Loads and checks the module and applies its schedules, as tdslc --emit=ir does
-/// (diagnostics on stderr).
-std::optional<ir::Module> loadModule(const RunOptions &opts, bool noSchedule = false) {
+/// Loads and checks the module, runs the graph passes and applies its schedules, as tdslc
+/// --emit=ir does (diagnostics on stderr). `plain`: neither schedules nor graph passes (the
+/// reference of --check).
+std::optional<ir::Module> loadModule(const RunOptions &opts, bool plain = false) {
   DriverOptions dopts;
-  dopts.noSchedule = noSchedule || opts.noSchedule;
+  dopts.noSchedule = plain || opts.noSchedule;
+  dopts.graphPasses = !plain;
   dopts.input = opts.file;
   dopts.includeDirs = opts.includeDirs;
   dopts.stdlibDir = opts.stdlibDir;
@@ -591,11 +593,11 @@ int run(const RunOptions &opts) {
       return runError("'" + opts.func + "' has no output named '" + name + "'");
   }
 
-  // --check: the unscheduled function, run by the interpreter on the same inputs, is the
-  // reference.
+  // --check: the unscheduled function (a graph as written: not fused, no dead call removed),
+  // run by the interpreter on the same inputs, is the reference.
   ArgMap reference;
   if (opts.check) {
-    std::optional<ir::Module> plain = loadModule(opts, /*noSchedule=*/true);
+    std::optional<ir::Module> plain = loadModule(opts, /*plain=*/true);
     if (!plain)
       return 1;
     reference = args;

@@ -8,7 +8,7 @@ from cpptest import TMP, check, build, uniform
 
 A = uniform((3, 6), seed=1)
 check("window", {"A": A, "W": uniform((3, 6), seed=2)}, {"B": np.zeros((3, 6), np.float32)},
-      tdslc_flags=["--bounds-check"], run_flags=[])
+      tdslc_flags=["--bounds-check"], interp_flags=[])
 
 
 def run_fails(func, inputs, outputs, tag):
@@ -28,7 +28,7 @@ run_fails("window", {"A": A, "W": uniform((3, 4), seed=3)}, {"B": np.zeros((3, 6
 I = np.array([0, 9, 2], np.int64)
 run_fails("gather", {"A": uniform((6,), seed=4), "I": I}, {"G": np.zeros(3, np.float32)}, "_oob")
 check("gather", {"A": uniform((6,), seed=4), "I": np.array([5, 0, 3], np.int64)},
-      {"G": np.zeros(3, np.float32)}, tdslc_flags=["--bounds-check"], run_flags=[])
+      {"G": np.zeros(3, np.float32)}, tdslc_flags=["--bounds-check"], interp_flags=[])
 # Without --bounds-check no check is emitted (the generated code has no tdsl_report call).
 code = subprocess.run([cpptest.TDSLC, cpptest.SOURCE, "--emit=cpp"], capture_output=True, text=True).stdout
 print("unchecked: " + ("no failure" if "tdsl_report(&" not in code else "checks present"))

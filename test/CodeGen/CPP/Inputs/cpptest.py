@@ -56,8 +56,9 @@ def literal(value):
     return str(value)
 
 
-def build(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag="", obj=False):
-    """Emits and compiles `func`; returns the harness executable."""
+def build(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag="", obj=False, ldflags=()):
+    """Emits and compiles `func`; returns the harness executable. `ldflags` come last on the
+    link line (libraries defining extern symbols)."""
     stem = os.path.join(TMP, func + tag)
     if obj:
         run_or_die([TDSLC, SOURCE, "--func", func, "--emit=obj", "--via=cpp", "-o", stem + ".o"] + list(tdslc_flags))
@@ -76,10 +77,11 @@ def build(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag="", obj=False)
     defines = ["-I", TMP, '-DTDSL_HEADER="%s.h"' % os.path.basename(stem), "-D" + call]
     if obj:
         flags = [f for f in CXXFLAGS if f != "-fopenmp"] + list(cxxflags)
-        run_or_die(["g++"] + flags + defines + [os.path.join(HERE, "harness.cpp"), stem + ".o", "-o", exe] + OBJ_LDFLAGS)
+        run_or_die(["g++"] + flags + defines + [os.path.join(HERE, "harness.cpp"), stem + ".o", "-o", exe] + OBJ_LDFLAGS
+                   + list(ldflags))
         return exe
     run_or_die(["g++"] + CXXFLAGS + list(cxxflags) + defines + [os.path.join(HERE, "harness.cpp"), stem + ".cpp",
-                "-o", exe, "-lm"])
+                "-o", exe, "-lm"] + list(ldflags))
     return exe
 
 
@@ -108,17 +110,19 @@ def build_both(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag=""):
 
 
 def check(func, inputs, outputs, tolerances=None, tdslc_flags=(), cxxflags=(), env=None, tag="",
-          bf16=(), obj=False, run_flags=None):
+          bf16=(), obj=False, ldflags=(), run_flags=(), interp_flags=None):
     """`inputs`: name -> array or Python scalar, in signature order; `outputs`: name -> initial
     array, in signature order; `tolerances`: name -> (rtol, atol), exact by default; `bf16`:
-    the names whose arrays are bf16 bit patterns (<u2); `run_flags`: the flags for tdsl-run when
-    they differ from `tdslc_flags` (e.g. --bounds-check, which tdsl-run does not take)."""
+    the names whose arrays are bf16 bit patterns (<u2); `ldflags`: extra link arguments;
+    `run_flags`: extra tdsl-run arguments (`--load lib.so`, `--check`); `interp_flags`: the
+    flags for tdsl-run when they differ from `tdslc_flags` (e.g. without --bounds-check, which
+    tdsl-run does not take). Returns the outputs of the compiled code by name."""
     tolerances = tolerances or {}
-    if os.environ.get("TDSL_CPPTEST_VIA") == "both" and not obj:
+    if os.environ.get("TDSL_CPPTEST_VIA") == "both" and not obj and not ldflags:
         return check_both(func, inputs, outputs, tolerances, tdslc_flags, cxxflags, env, tag, bf16)
-    exe = build(func, inputs, outputs, tdslc_flags, cxxflags, tag, obj)
+    exe = build(func, inputs, outputs, tdslc_flags, cxxflags, tag, obj, ldflags)
     harness_args, interp_args = [], [TDSL_RUN, SOURCE, "--func", func, "--interpret"] + list(
-        tdslc_flags if run_flags is None else run_flags)
+        tdslc_flags if interp_flags is None else interp_flags) + list(run_flags)
     for name, value in inputs.items():
         if isinstance(value, np.ndarray):
             path = os.path.join(TMP, "%s%s_in_%s%s.npy" % (func, tag, name, ".bf16" if name in bf16 else ""))
@@ -137,8 +141,11 @@ def check(func, inputs, outputs, tolerances=None, tdslc_flags=(), cxxflags=(), e
         interp_args += ["--input", "%s=%s" % (name, init_path), "--output", "%s=%s" % (name, want_paths[name])]
     run_or_die([exe] + harness_args, env=env)
     run_or_die(interp_args)
+    got = {}
     for name in outputs:
-        compare(name, np.load(got_paths[name]), np.load(want_paths[name]), *tolerances.get(name, (0.0, 0.0)))
+        got[name] = np.load(got_paths[name])
+        compare(name, got[name], np.load(want_paths[name]), *tolerances.get(name, (0.0, 0.0)))
+    return got
 
 
 def check_both(func, inputs, outputs, tolerances, tdslc_flags, cxxflags, env, tag, bf16):

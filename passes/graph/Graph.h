@@ -1,0 +1,83 @@
+//===- passes/graph/Graph.h - Graph-level passes (spec §8) ----------------------------------===//
+//
+// The passes over the graphs of a module, run by the driver after the checker, in this order
+// (each printable with --print-ir-after=<name>):
+//
+//   graph.fold-constants  foldConstants      scalar call arguments and shapes folded
+//   graph.instantiate     instantiateCallees generic callees become concrete instances
+//   graph.dce             eliminateDeadCalls pure calls whose results are unused removed
+//   graph.fuse            fuseElementwise    element-wise consumers fused into producers
+//   (schedules; fused functions and instances get their producer's / generic's script)
+//   graph.plan-memory     planMemory         intermediates placed in one arena
+//
+// Naming (docs/graphs.md): the instance of `nn.conv2d<1, 1>` is `nn_conv2d_1_1` (dots become
+// '_', each constant appended, a negative one as `m3`); fusing `linear` then `relu` gives
+// `fused_linear_relu` (the callees' names after their last '.', joined by '_'). A name already
+// taken by another function gets a `_2`, `_3`... suffix.
+//
+//===--------------------------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/IR.h"
+
+#include <string>
+#include <vector>
+
+namespace tdsl::graph {
+
+/// A function a graph pass made, and where its schedule comes from.
+struct DerivedFunc {
+  std::string name;
+  /// The function whose schedule script applies to this one: the generic function of an
+  /// instance, the (first) producer of a fused function. Empty: none.
+  std::string scheduleFrom;
+  /// Fused functions: the block that writes the fused intermediate (in the producer's part)
+  /// and the consumer blocks to place after the producer's schedule ran, in order.
+  std::string producerBlock;
+  std::vector<std::string> consumerBlocks;
+};
+
+/// The pass names, in order ("graph.fold-constants", ...).
+const std::vector<std::string> &graphPassNames();
+
+/// graph.fold-constants: scalar call arguments that are constant expressions become constants
+/// (`2.0 * 0.5` → `1.0`, with the dtype's IEEE arithmetic), and the shape expressions of the
+/// values graphs define are simplified (`B * 1` → `B`).
+void foldConstants(ir::Module &module);
+
+/// graph.instantiate: every call of a generic callee with constants (`nn.conv2d<1, 1>`) calls
+/// a new PrimFunc, one per distinct (callee, constants), added to the module. Generic callees
+/// are left in the module. Returns the instances made.
+std::vector<DerivedFunc> instantiateCallees(ir::Module &module);
+
+/// graph.dce: removes call bindings none of whose results is used later, returned or exported
+/// by `output` (repeatedly, so chains of dead calls go). Only calls of PrimFuncs and pure
+/// externs; an impure extern call always stays. Unused reshapes go too.
+void eliminateDeadCalls(ir::Module &module);
+
+/// graph.fuse: inside a dataflow block, a call of an element-wise callee (rules in
+/// docs/graphs.md) whose argument is the single-use, single output of an earlier call of a
+/// PrimFunc in the same block becomes, with that producer, one call of a new fused PrimFunc:
+/// the producer's blocks, then the consumer's, the intermediate an `alloc` of the fused
+/// function. Repeats until no pair fuses. `known` (instances) says where schedules come from;
+/// returns the fused functions made.
+std::vector<DerivedFunc> fuseElementwise(ir::Module &module, const std::vector<DerivedFunc> &known);
+
+/// After the producer's schedule script ran on fused function `f`, moves each consumer block
+/// next to the producer: reverse_compute_inline where legal, else reverse_compute_at at the
+/// innermost loop of the producer block that the primitive accepts, else left where it is.
+/// Never changes what the function computes (each step is a checked schedule primitive).
+ir::Func placeFusedConsumers(const ir::Func &f, const DerivedFunc &fused, const std::string &target);
+
+/// graph.plan-memory: records in every graph the MemoryPlan of ir/IR.h (see planGraph).
+void planMemory(ir::Module &module);
+
+/// The plan of one graph. A value returned by the graph and defined by a call is computed in
+/// the caller's output (the first result naming it); a reshape is a view of its source; every
+/// other call result gets arena bytes (64-byte aligned). Values are placed in definition order
+/// into slots, first fit: a slot is reused when all its values died before the definition and
+/// its size provably covers the value (or can provably grow to it); symbolic sizes that cannot
+/// be compared get a slot of their own (a conservative, correct plan).
+ir::MemoryPlan planGraph(const ir::GraphFunc &graph, const ir::Module &module);
+
+} // namespace tdsl::graph

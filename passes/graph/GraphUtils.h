@@ -1,0 +1,55 @@
+// GraphUtils.h — helpers the graph passes share: walking and rebuilding a graph's bindings,
+// renaming buffers, and the shape-variable values a call passes to its callee.
+#pragma once
+
+#include "ir/IR.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tdsl::graph::detail {
+
+/// One binding of a graph, with the dataflow block it is in (-1: none).
+struct PlacedBinding {
+  ir::GraphBinding binding;
+  int dataflow = -1;
+};
+
+/// Every binding of `g` in execution order (dataflow bindings inline), copied.
+std::vector<PlacedBinding> bindingsInOrder(const ir::GraphFunc &g);
+
+/// Values a binding reads (tensor arguments, reshape source) and defines.
+std::vector<ir::Buffer> readsOf(const ir::GraphBinding &b);
+std::vector<ir::Buffer> definesOf(const ir::GraphBinding &b);
+
+/// `g` with a new body (plan dropped unless given).
+ir::Func withBody(const ir::GraphFunc &g, std::vector<ir::GraphItem> body);
+
+/// Rewrites each binding of `g`: `fn` returns the bindings that replace it (none removes it).
+/// Dataflow blocks keep their place; an emptied dataflow block stays (with its outputs).
+ir::Func rewriteBindings(const ir::GraphFunc &g,
+                         const std::function<std::vector<ir::GraphBinding>(const ir::GraphBinding &)> &fn);
+
+/// Replaces buffers in every argument, reshape source, dataflow output and result of `g`.
+ir::Func renameBuffers(const ir::GraphFunc &g, const std::map<const ir::BufferNode *, ir::Buffer> &map);
+
+/// The values of `callee`'s shape variables at `call`, in the callee's shapeVars order,
+/// as expressions of the caller's shape variables (from the tensor arguments' shapes).
+std::vector<ir::Expr> calleeShapeArgs(const ir::Func &callee, const ir::CallBinding &call);
+
+/// The inputs, outputs and shape variables of a PrimFunc or ExternFunc.
+const std::vector<ir::FuncParam> &calleeInputs(const ir::Func &f);
+const std::vector<ir::Buffer> &calleeOutputs(const ir::Func &f);
+const std::vector<ir::Var> &calleeShapeVars(const ir::Func &f);
+
+/// `base`, or `base_2`, `base_3`... : the first name no function of `m` has.
+std::string freshFuncName(const ir::Module &m, const std::string &base);
+
+/// Byte size of `b` as an i64 expression (simplified).
+ir::Expr byteSize(const ir::Buffer &b);
+/// The product of the constant factors of byteSize(b) (the element size included).
+int64_t constantFactor(const ir::Buffer &b);
+
+} // namespace tdsl::graph::detail

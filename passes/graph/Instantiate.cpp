@@ -1,0 +1,70 @@
+// Instantiate.cpp — graph.instantiate: calls of generic callees with constants (`nn.conv2d<1, 1>`)
+// become calls of concrete instances (`nn_conv2d_1_1`), one per distinct constant tuple.
+#include "passes/graph/Graph.h"
+
+#include "passes/Instantiate.h"
+#include "passes/graph/GraphUtils.h"
+
+#include <map>
+
+namespace tdsl::graph {
+
+using namespace ir;
+
+namespace {
+
+/// `nn.conv2d` with (1, -2) → `nn_conv2d_1_m2`.
+std::string instanceBase(const std::string &callee, const std::vector<int64_t> &values) {
+  std::string name;
+  for (char c : callee)
+    name += c == '.' ? '_' : c;
+  for (int64_t v : values)
+    name += "_" + (v < 0 ? "m" + std::to_string(0 - static_cast<uint64_t>(v)) : std::to_string(v));
+  return name;
+}
+
+} // namespace
+
+std::vector<DerivedFunc> instantiateCallees(Module &module) {
+  std::vector<DerivedFunc> made;
+  std::map<std::pair<std::string, std::vector<int64_t>>, std::string> instances;
+  for (const Func &f : std::vector<Func>(module.functions())) {
+    const auto *g = f.as<GraphFunc>();
+    if (!g)
+      continue;
+    Func out = detail::rewriteBindings(*g, [&](const GraphBinding &b) -> std::vector<GraphBinding> {
+      const auto *call = std::get_if<CallBinding>(&b);
+      if (!call || call->constArgs.empty())
+        return {b};
+      std::vector<int64_t> values;
+      for (const Expr &c : call->constArgs) {
+        std::optional<int64_t> v = asConstInt(c);
+        if (!v) // a constant of the graph itself: left for -D instantiation of the graph
+          return {b};
+        values.push_back(*v);
+      }
+      Func generic = module.lookup(call->callee);
+      if (!generic.as<PrimFunc>())
+        return {b};
+      auto key = std::make_pair(call->callee, values);
+      auto it = instances.find(key);
+      if (it == instances.end()) {
+        std::string name = detail::freshFuncName(module, instanceBase(call->callee, values));
+        Func instance = instantiate(generic, values);
+        const PrimFunc *inst = instance.as<PrimFunc>();
+        module.add(PrimFunc::make(name, {}, inst->inputs, inst->outputs, inst->shapeVars,
+                                  inst->allocBuffers, inst->body, inst->loc));
+        made.push_back({name, call->callee, "", {}});
+        it = instances.emplace(key, name).first;
+      }
+      CallBinding c = *call;
+      c.callee = it->second;
+      c.constArgs.clear();
+      return {c};
+    });
+    module.replace(out);
+  }
+  return made;
+}
+
+} // namespace tdsl::graph

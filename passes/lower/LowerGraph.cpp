@@ -1,0 +1,134 @@
+//===- passes/lower/LowerGraph.cpp - Graphs to loop-level functions ------------------------===//
+#include "passes/lower/LowerGraph.h"
+
+#include "passes/Simplify.h"
+#include "passes/graph/Graph.h"
+#include "passes/graph/GraphUtils.h"
+
+#include <map>
+
+namespace tdsl::lower {
+
+using namespace ir;
+
+namespace {
+
+Buffer flatten(const Buffer &b, BufferRole role) {
+  Expr n = intImm(1);
+  for (const Expr &d : b.shape())
+    n = n * d;
+  return Buffer(b.name(), b.dtype(), {simplify(n)}, role, MemScope::Global, {}, b->loc);
+}
+
+} // namespace
+
+Func graphSignature(const Func &f) {
+  const auto *g = f.as<GraphFunc>();
+  TDSL_IR_CHECK(g, "graphSignature takes a graph");
+  std::vector<Buffer> outputs;
+  for (const Buffer &r : g->results)
+    outputs.emplace_back(r.name(), r.dtype(), r.shape(), BufferRole::Output, MemScope::Global,
+                         std::vector<StorageAlign>{}, r->loc);
+  return PrimFunc::make(g->name, g->constVars, g->inputs, outputs, g->shapeVars, {}, seq({}),
+                        g->loc);
+}
+
+Func lowerGraph(const Func &f, const Module &module) {
+  const auto *g = f.as<GraphFunc>();
+  TDSL_IR_CHECK(g && g->constVars.empty(), "lowerGraph takes a graph without open constants");
+  MemoryPlan plan = g->plan ? *g->plan : graph::planGraph(*g, module);
+  Func signature = graphSignature(f);
+  const auto *sig = signature.as<PrimFunc>();
+
+  // Flat storage of every value.
+  std::map<const BufferNode *, Buffer> flat;
+  std::vector<FuncParam> inputs;
+  for (const FuncParam &p : g->inputs) {
+    if (!p.isTensor()) {
+      inputs.push_back(p);
+      continue;
+    }
+    Buffer b = flatten(p.buffer, BufferRole::Input);
+    flat[p.buffer.get()] = b;
+    inputs.push_back(FuncParam::tensor(b));
+  }
+  std::vector<Buffer> outputs;
+  for (const Buffer &o : sig->outputs)
+    outputs.push_back(flatten(o, BufferRole::Output));
+
+  bool needArena = !isConstInt(plan.arenaBytes, 0);
+  Buffer arena("arena", DType::u64(), {simplify((plan.arenaBytes + intImm(7)) / intImm(8))},
+               BufferRole::Alloc);
+  struct View {
+    Buffer buffer, source;
+    Expr offset;
+  };
+  std::vector<View> views;
+  for (const PlannedValue &v : plan.values) {
+    switch (v.kind) {
+    case PlannedValue::Kind::Result:
+      flat[v.value.get()] = outputs[v.result];
+      break;
+    case PlannedValue::Kind::Arena: {
+      Buffer b = flatten(v.value, BufferRole::Alloc);
+      views.push_back({b, arena, v.offset});
+      flat[v.value.get()] = b;
+      break;
+    }
+    case PlannedValue::Kind::View: {
+      Buffer b = flatten(v.value, BufferRole::Alloc);
+      views.push_back({b, flat.at(v.viewOf.get()), intImm(0)});
+      flat[v.value.get()] = b;
+      break;
+    }
+    }
+  }
+
+  std::vector<Stmt> body;
+  for (const graph::detail::PlacedBinding &pb : graph::detail::bindingsInOrder(*g)) {
+    const auto *call = std::get_if<CallBinding>(&pb.binding);
+    if (!call)
+      continue; // reshapes are views
+    Func callee = module.lookup(call->callee);
+    TDSL_IR_CHECK(callee.as<PrimFunc>() || callee.as<ExternFunc>(), "call of an unknown callee");
+    std::vector<std::variant<Buffer, Expr>> args;
+    for (const GraphArg &a : call->args) {
+      if (const auto *b = std::get_if<Buffer>(&a))
+        args.emplace_back(flat.at(b->get()));
+      else
+        args.emplace_back(std::get<Expr>(a));
+    }
+    for (const Buffer &t : call->targets)
+      args.emplace_back(flat.at(t.get()));
+    for (const Expr &e : graph::detail::calleeShapeArgs(callee, *call))
+      args.emplace_back(simplify(e));
+    body.push_back(FuncCall::make(call->callee, std::move(args), call->loc));
+  }
+  // Results not computed in place (nor views of their own output) are copied.
+  std::map<const BufferNode *, Buffer> viewedFrom;
+  for (const View &v : views)
+    if (isConstInt(v.offset, 0))
+      viewedFrom[v.buffer.get()] = v.source;
+  auto storage = [&](Buffer b) {
+    for (auto it = viewedFrom.find(b.get()); it != viewedFrom.end(); it = viewedFrom.find(b.get()))
+      b = it->second;
+    return b;
+  };
+  for (size_t k = 0; k < g->results.size(); ++k) {
+    const Buffer &source = flat.at(g->results[k].get());
+    if (storage(source).sameAs(outputs[k]))
+      continue;
+    Var i("i");
+    body.push_back(For::make(i, intImm(0), outputs[k].shape()[0], ForKind::Serial,
+                             BufferStore::make(outputs[k], BufferLoad::make(source, {Expr(i)}),
+                                               {Expr(i)})));
+  }
+  Stmt s = seq(body);
+  for (size_t v = views.size(); v-- > 0;)
+    s = BufferView::make(views[v].buffer, views[v].source, views[v].offset, s);
+  if (needArena)
+    s = Allocate::make(arena, s);
+  return PrimFunc::make(g->name, {}, inputs, outputs, g->shapeVars, {}, s, g->loc);
+}
+
+} // namespace tdsl::lower
