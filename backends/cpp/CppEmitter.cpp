@@ -265,7 +265,14 @@ const std::set<std::string> &reservedWords() {
       "std", "errno", "assert", "NULL", "INFINITY", "NAN", "free", "malloc", "abs", "exp",
       "log", "sqrt", "floor", "ceil", "round", "pow", "fma", "min", "max", "select", "data",
       "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
-      "DLTensor", "kDLCPU"};
+      "DLTensor", "kDLCPU",
+      // C library functions: an exported function of that name would clash with (or, in a
+      // linked program, interpose) libm's, e.g. the standard library's `nn.tanh`.
+      "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh",
+      "acosh", "atanh", "exp2", "expm1", "log2", "log10", "log1p", "cbrt", "hypot", "erf",
+      "erfc", "tgamma", "lgamma", "trunc", "rint", "nearbyint", "lround", "llround", "fmod",
+      "remainder", "fmin", "fmax", "fabs", "fdim", "copysign", "nan", "ldexp", "frexp", "modf",
+      "abort", "exit", "calloc", "realloc", "memcpy", "memmove", "memset", "printf"};
   return words;
 }
 
