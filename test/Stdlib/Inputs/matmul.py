@@ -1,0 +1,24 @@
+# Matrix products and transpose2d against NumPy (float64), f32 sums: rtol 1e-5, atol 1e-5.
+# Shapes that are not multiples of the schedules' tiles (4 x 16, 8 x 8) exercise the guards.
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from routes import *
+
+for m, k, n in ((7, 13, 19), (8, 32, 16), (1, 5, 1)):
+    a, b = uniform((m, k), 1), uniform((k, n), 2)
+    check("matmul_%dx%dx%d" % (m, k, n), "matmul", {"a": a, "b": b},
+          {"c": a.astype(np.float64) @ b}, 1e-5, 1e-5)
+
+a, b = uniform((3, 7, 13), 3), uniform((3, 13, 18), 4)
+check("batch_matmul_3x7x13x18", "batch_matmul", {"a": a, "b": b},
+      {"c": np.matmul(a.astype(np.float64), b)}, 1e-5, 1e-5)
+
+for bsz, k, n in ((7, 13, 19), (4, 64, 32)):
+    x, w, b = uniform((bsz, k), 5), uniform((n, k), 6), uniform((n,), 7)
+    check("linear_%dx%dx%d" % (bsz, k, n), "linear", {"x": x, "w": w, "b": b},
+          {"y": x.astype(np.float64) @ w.T + b}, 1e-5, 1e-5)
+
+for m, n in ((7, 13), (16, 8)):
+    x = uniform((m, n), 8)
+    check("transpose2d_%dx%d" % (m, n), "transpose2d", {"x": x}, {"y": x.T.copy()}, 0.0, 0.0)
+finish()

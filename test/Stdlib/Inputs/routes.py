@@ -1,0 +1,294 @@
+"""The numerical test driver of the standard library: runs one stdlib function through every
+available backend route on the same inputs and compares each result with a NumPy reference.
+
+A test script is called as `script.py TDSLC TDSL_RUN NN.tdsl TMPDIR`. For each case it calls
+check(), which prints one line per case:
+
+    MATCH <case>: interp interp-noschedule cpp          (the routes that ran, all matching)
+    MISMATCH <case> <output> [<route>]: <what differs>  (one line per bad output)
+
+and finish() exits with status 1 if anything failed (lit's pipefail fails the RUN line).
+
+Routes (ROUTES below; adding a backend is one line there):
+- interp            `tdsl-run --interpret --check`: the scheduled function in the reference
+                    interpreter, which also checks it against the unscheduled one;
+- interp-noschedule `tdsl-run --interpret --no-schedule`;
+- cpp               `tdslc --emit=cpp` + `--emit=header`, compiled with g++ -O2 -Wall -Wextra
+                    -Werror -fopenmp with the generic DLPack harness of test/CodeGen/CPP
+                    (built once per function, constants and scalar inputs: the
+                    shapes are bound at run time, so the cases of a function share it);
+- llvm-jit          `tdsl-run` without --interpret (the LLVM JIT), enabled when a probe run
+                    of a tiny function exits 0 with the right result;
+- llvm-obj          `tdslc --emit=obj` (LLVM directly) linked with the same harness, enabled
+                    when the probe's object builds and runs correctly.
+`TDSL_STDLIB_ROUTES=interp,cpp` restricts the routes (for debugging).
+
+Comparison: |got - want| <= atol + rtol * |want| elementwise, NaNs must match, in float64.
+"""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+TDSLC, TDSL_RUN, SOURCE, TMP = sys.argv[1:5]
+HERE = os.path.dirname(os.path.abspath(__file__))
+HARNESS = os.path.join(HERE, "..", "..", "CodeGen", "CPP", "Inputs", "harness.cpp")
+CXXFLAGS = ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror"]
+OMP_LIBDIR = os.environ.get("TDSL_OMP_LIBDIR", "/usr/lib/llvm-19/lib")
+OBJ_LDFLAGS = ["-L" + OMP_LIBDIR, "-Wl,-rpath," + OMP_LIBDIR, "-lomp", "-lm", "-lpthread"]
+os.makedirs(TMP, exist_ok=True)
+
+_failures = []
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def uniform(shape, seed, lo=-1.0, hi=1.0):
+    return rng(seed).uniform(lo, hi, size=shape).astype(np.float32)
+
+
+def _run(args, env=None):
+    return subprocess.run(args, capture_output=True, text=True, env=env)
+
+
+class RouteError(Exception):
+    pass
+
+
+def _ok(result, args):
+    if result.returncode != 0:
+        raise RouteError("status %d: %s\n%s" % (result.returncode, " ".join(args),
+                                                result.stdout + result.stderr))
+    return result
+
+
+def _defines(func, consts):
+    out = []
+    for name, value in consts.items():
+        out += ["-D", "%s.%s=%d" % (func, name, value)]
+    return out
+
+
+def _save_inputs(stem, inputs, outputs):
+    """Writes the tensor inputs and the zero initial outputs; returns their paths."""
+    paths = {}
+    for name, value in inputs.items():
+        if isinstance(value, np.ndarray):
+            paths[name] = "%s_in_%s.npy" % (stem, name)
+            np.save(paths[name], value)
+    for name, want in outputs.items():
+        paths[name] = "%s_init_%s.npy" % (stem, name)
+        np.save(paths[name], np.zeros(want.shape, dtype=np.float32))
+    return paths
+
+
+class Interp:
+    """tdsl-run with the reference interpreter; with the schedule, --check also compares the
+    scheduled function with the unscheduled one."""
+
+    def __init__(self, name, schedule, jit=False):
+        self.name, self.schedule, self.jit = name, schedule, jit
+
+    def available(self):
+        return not self.jit or _probe_jit()
+
+    def run(self, func, consts, inputs, outputs, stem):
+        paths = _save_inputs(stem, inputs, {})
+        args = [TDSL_RUN, SOURCE, "--func", func] + _defines(func, consts)
+        if not self.jit:
+            args.append("--interpret")
+        if not self.schedule:
+            args.append("--no-schedule")
+        elif not self.jit:
+            args.append("--check")
+        for name, value in inputs.items():
+            args += ["--input", "%s=%s" % (name, paths.get(name, value))]
+        results = {}
+        for name in outputs:
+            results[name] = "%s_%s_%s.npy" % (stem, self.name, name)
+            args += ["--output", "%s=%s" % (name, results[name])]
+        result = _ok(_run(args), args)
+        if "--check" in args and "check: OK" not in result.stdout:
+            raise RouteError("--check did not report OK:\n" + result.stdout + result.stderr)
+        return {name: np.load(path) for name, path in results.items()}
+
+
+def _literal(value):
+    return repr(float(value)) + "f" if isinstance(value, float) else str(value)
+
+
+def _compile_harness(func, consts, inputs, outputs, stem, obj_flags):
+    """Emits `func` (C++ compiled by g++, or an object from tdslc when obj_flags is set) and
+    links it with the harness; returns the executable."""
+    flags = ["--func", func] + _defines(func, consts)
+    header = stem + ".h"
+    args = [TDSLC, SOURCE, "--emit=header", "-o", header] + flags
+    _ok(_run(args), args)
+    symbol = re.search(r"int32_t (\w+)_dlpack\(", open(header).read()).group(1)
+    call_args, t = [], 0
+    for value in list(inputs.values()) + list(outputs.values()):
+        if isinstance(value, np.ndarray):
+            call_args.append("&t[%d]" % t)
+            t += 1
+        else:
+            call_args.append(_literal(value))
+    defines = ["-I", os.path.dirname(stem), '-DTDSL_HEADER="%s"' % os.path.basename(header),
+               "-DTDSL_CALL(t)=%s_dlpack(%s)" % (symbol, ", ".join(call_args))]
+    exe = stem + ".exe"
+    if obj_flags is None:
+        args = [TDSLC, SOURCE, "--emit=cpp", "-o", stem + ".cpp"] + flags
+        _ok(_run(args), args)
+        args = (["g++"] + CXXFLAGS + ["-fopenmp"] + defines +
+                [HARNESS, stem + ".cpp", "-o", exe, "-lm"])
+    else:
+        args = [TDSLC, SOURCE, "--emit=obj", "-o", stem + ".o"] + obj_flags + flags
+        _ok(_run(args), args)
+        args = ["g++"] + CXXFLAGS + defines + [HARNESS, stem + ".o", "-o", exe] + OBJ_LDFLAGS
+    _ok(_run(args), args)
+    return exe
+
+
+class Compiled:
+    """Emitted code linked with test/CodeGen/CPP/Inputs/harness.cpp (the _dlpack entry):
+    obj_flags None means --emit=cpp compiled by g++, otherwise tdslc --emit=obj with them."""
+
+    def __init__(self, name, obj_flags=None, probe=None):
+        self.name, self.obj_flags, self.probe = name, obj_flags, probe
+        self.built = {}  # (func, consts) -> executable: shapes are bound at run time
+
+    def available(self):
+        return self.probe is None or self.probe()
+
+    def run(self, func, consts, inputs, outputs, stem):
+        stem = "%s_%s" % (stem, self.name)
+        scalars = tuple(v for v in inputs.values() if not isinstance(v, np.ndarray))
+        key = (func, tuple(sorted(consts.items())), scalars)  # scalars are in the call
+        if key not in self.built:
+            self.built[key] = _compile_harness(func, consts, inputs, outputs, stem,
+                                               self.obj_flags)
+        exe = self.built[key]
+        paths = _save_inputs(stem, inputs, outputs)
+        args = [exe] + [paths[n] for n, v in inputs.items() if isinstance(v, np.ndarray)]
+        results = {}
+        for name in outputs:
+            results[name] = "%s_out_%s.npy" % (stem, name)
+            args.append("out:%s:%s" % (paths[name], results[name]))
+        _ok(_run(args), args)
+        return {name: np.load(path) for name, path in results.items()}
+
+
+# A tiny function for the probes of routes that may not exist yet.
+_PROBE = """func probe(x: f32[N]) -> (y: f32[N]) {
+  block y(i: spatial N) { y[i] = x[i] * 2.0 + 1.0; }
+}
+"""
+_probed = {}
+
+
+def _probe_source():
+    path = os.path.join(TMP, "probe.tdsl")
+    with open(path, "w") as f:
+        f.write(_PROBE)
+    x = np.arange(5, dtype=np.float32)
+    np.save(os.path.join(TMP, "probe_x.npy"), x)
+    return path, x
+
+
+def _probe_jit():
+    """True when `tdsl-run FILE --func F` (no --interpret: the JIT) runs the probe right."""
+    if "jit" not in _probed:
+        path, x = _probe_source()
+        out = os.path.join(TMP, "probe_jit_y.npy")
+        result = _run([TDSL_RUN, path, "--func", "probe", "--input",
+                       "x=" + os.path.join(TMP, "probe_x.npy"), "--output", "y=" + out])
+        _probed["jit"] = (result.returncode == 0 and os.path.exists(out) and
+                          np.array_equal(np.load(out), x * 2 + 1))
+    return _probed["jit"]
+
+
+def _probe_obj():
+    """True when `tdslc --emit=obj` (the LLVM backend) builds the probe and it runs right."""
+    if "obj" not in _probed:
+        global SOURCE
+        path, x = _probe_source()
+        saved, SOURCE = SOURCE, path
+        try:
+            got = Compiled("probe-obj", obj_flags=[]).run(
+                "probe", {}, {"x": x}, {"y": x}, os.path.join(TMP, "probe"))
+            _probed["obj"] = np.array_equal(got["y"], x * 2 + 1)
+        except RouteError:
+            _probed["obj"] = False
+        finally:
+            SOURCE = saved
+    return _probed["obj"]
+
+
+ROUTES = [
+    Interp("interp", schedule=True),
+    Interp("interp-noschedule", schedule=False),
+    Compiled("cpp"),
+    Interp("llvm-jit", schedule=True, jit=True),
+    Compiled("llvm-obj", obj_flags=[], probe=_probe_obj),
+]
+
+
+def active_routes():
+    wanted = os.environ.get("TDSL_STDLIB_ROUTES")
+    routes = [r for r in ROUTES if not wanted or r.name in wanted.split(",")]
+    return [r for r in routes if r.available()]
+
+
+_active = None
+
+
+def compare(got, want, rtol, atol):
+    """None when `got` matches `want`, else a description of the first difference."""
+    want = np.asarray(want)
+    if got.dtype != np.float32 or got.shape != want.shape:
+        return "got %s%s, expected float32%s" % (got.dtype, list(got.shape), list(want.shape))
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    bad = ~((np.abs(g - w) <= atol + rtol * np.abs(w)) | (np.isnan(g) & np.isnan(w)))
+    if not bad.any():
+        return None
+    index = tuple(int(i) for i in np.argwhere(bad)[0])
+    return "%d of %d elements differ; first at %s: got %r, expected %r (max abs diff %g)" % (
+        int(bad.sum()), bad.size, list(index), float(g[index]), float(w[index]),
+        float(np.nanmax(np.abs(g - w))))
+
+
+def check(case, func, inputs, want, rtol, atol, consts=None):
+    """Runs `func` (with generic constants `consts`) on `inputs` (name -> array or Python
+    scalar, in signature order) through every active route; `want` maps each output, in
+    signature order, to its float64 NumPy reference."""
+    global _active
+    if _active is None:
+        _active = active_routes()
+    consts = consts or {}
+    stem = os.path.join(TMP, case)
+    ok = True
+    for route in _active:
+        try:
+            got = route.run(func, consts, inputs, want, stem)
+        except RouteError as e:
+            print("MISMATCH %s [%s]: %s" % (case, route.name, e))
+            ok = False
+            continue
+        for name, reference in want.items():
+            problem = compare(got[name], reference, rtol, atol)
+            if problem:
+                print("MISMATCH %s %s [%s]: %s" % (case, name, route.name, problem))
+                ok = False
+    if ok:
+        print("MATCH %s: %s" % (case, " ".join(r.name for r in _active)))
+    else:
+        _failures.append(case)
+
+
+def finish():
+    if _failures:
+        print("FAILED: %s" % ", ".join(_failures))
+        sys.exit(1)
