@@ -3,7 +3,9 @@
 
 #include "ir/IRMutator.h"
 #include "passes/Simplify.h"
+#include "passes/lower/CompactGpuBuffers.h"
 #include "passes/lower/FlattenBuffers.h"
+#include "passes/lower/InsertSyncs.h"
 #include "passes/lower/LowerBlocks.h"
 
 namespace tdsl::lower {
@@ -32,28 +34,52 @@ const Step kSteps[] = {
     {"lower.simplify", simplifyFunc},
 };
 
-} // namespace
+const Step kCudaSteps[] = {
+    {"lower.blocks", lowerBlocks},
+    {"lower.cuda_compact", compactGpuBuffers},
+    {"lower.flatten", flattenBuffers},
+    {"lower.simplify", simplifyFunc},
+    {"lower.cuda_syncs", insertSyncs},
+};
 
-const std::vector<std::string> &lowerStepNames() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    for (const Step &step : kSteps)
-      out.push_back(step.name);
-    return out;
-  }();
-  return names;
+template <size_t N> std::vector<std::string> namesOf(const Step (&steps)[N]) {
+  std::vector<std::string> out;
+  for (const Step &step : steps)
+    out.push_back(step.name);
+  return out;
 }
 
-Func lowerPrimFunc(const Func &func, const StepCallback &afterStep) {
+template <size_t N>
+Func run(const Step (&steps)[N], const Func &func, const StepCallback &afterStep) {
   TDSL_IR_CHECK(func.as<PrimFunc>() && func.as<PrimFunc>()->constVars.empty(),
-                "lowerPrimFunc takes a PrimFunc without open generic constants");
+                "lowering takes a PrimFunc without open generic constants");
   Func current = func;
-  for (const Step &step : kSteps) {
+  for (const Step &step : steps) {
     current = step.run(current);
     if (afterStep)
       afterStep(step.name, current);
   }
   return current;
+}
+
+} // namespace
+
+const std::vector<std::string> &lowerStepNames() {
+  static const std::vector<std::string> names = namesOf(kSteps);
+  return names;
+}
+
+const std::vector<std::string> &cudaLowerStepNames() {
+  static const std::vector<std::string> names = namesOf(kCudaSteps);
+  return names;
+}
+
+Func lowerPrimFunc(const Func &func, const StepCallback &afterStep) {
+  return run(kSteps, func, afterStep);
+}
+
+Func lowerPrimFuncForCuda(const Func &func, const StepCallback &afterStep) {
+  return run(kCudaSteps, func, afterStep);
 }
 
 } // namespace tdsl::lower

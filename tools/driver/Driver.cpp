@@ -5,6 +5,7 @@
 #include "frontend/Sema.h"
 #include "backends/cpp/CompileCpp.h"
 #include "backends/cpp/CppEmitter.h"
+#include "backends/cuda/CudaEmitter.h"
 #include "ir/IRPrinter.h"
 #include "passes/Instantiate.h"
 #include "passes/lower/Pipeline.h"
@@ -339,7 +340,8 @@ const std::vector<std::string> &passNames() {
     std::vector<std::string> out = {"sema"};
     for (const std::string &p : schedulePrimitiveNames()) out.push_back("schedule." + p);
     out.push_back("schedule");
-    for (const std::string &p : lower::lowerStepNames()) out.push_back(p);
+    // The cuda pipeline's steps are the CPU ones with lower.cuda_* steps in between.
+    for (const std::string &p : lower::cudaLowerStepNames()) out.push_back(p);
     return out;
   }();
   return names;
@@ -498,10 +500,20 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
       return 2;
     }
   } else if (opts.emit != EmitKind::AST && opts.emit != EmitKind::IR && opts.emit != EmitKind::Lowered &&
-             opts.emit != EmitKind::Cpp && opts.emit != EmitKind::Header) {
+             opts.emit != EmitKind::Cpp && opts.emit != EmitKind::Cuda && opts.emit != EmitKind::Header) {
     err << "tdslc: error: --emit=" << emitKindName(opts.emit)
         << " is not available yet: this build of tdslc stops after the C++ backend (use --emit=ast, "
-           "ir, lowered, cpp, header, or obj or asm with --via=cpp)\n";
+           "ir, lowered, cpp, cuda, header, or obj or asm with --via=cpp)\n";
+    return 2;
+  }
+  // CUDA code comes from functions scheduled for the GPU; C++ and objects from CPU ones.
+  if (opts.emit == EmitKind::Cuda && opts.target != "cuda") {
+    err << "tdslc: error: --emit=cuda needs --target=cuda\n";
+    return 2;
+  }
+  if (opts.target == "cuda" && (opts.emit == EmitKind::Cpp || opts.emit == EmitKind::Obj || opts.emit == EmitKind::Asm)) {
+    err << "tdslc: error: --emit=" << emitKindName(opts.emit)
+        << " makes CPU code; with --target=cuda use --emit=cuda (or ir, lowered, header)\n";
     return 2;
   }
   for (const std::string &p : opts.printIRAfter)
@@ -533,10 +545,19 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
     copts.onlyFunc = opts.func;
     copts.afterLowerStep = [&](const std::string &step, const ir::Func &f) { c.printAfter(step, f); };
     copts.headerGuard = headerGuard(opts.output.empty() || opts.output == "-" ? opts.input : opts.output);
+    cuda::CudaOptions cuopts;
+    cuopts.onlyFunc = opts.func;
+    cuopts.afterLowerStep = copts.afterLowerStep;
+    bool isCuda = opts.target == "cuda";
+    if (isCuda && (opts.emit == EmitKind::Lowered || opts.emit == EmitKind::Cuda)) {
+      bool ok = cuda::checkCudaModule(*ir, cuda::CudaOptions{opts.func, {}, true}, c.diags());
+      c.diags().flush();
+      if (!ok) return 1;
+    }
     switch (opts.emit) {
     case EmitKind::Lowered: {
       bool first = true;
-      for (const ir::Func &f : cpp::lowerModule(*ir, copts)) {
+      for (const ir::Func &f : isCuda ? cuda::lowerModule(*ir, cuopts) : cpp::lowerModule(*ir, copts)) {
         text << (first ? "" : "\n") << ir::toString(f);
         first = false;
       }
@@ -545,7 +566,10 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
     case EmitKind::Cpp:
       text << cpp::emitCpp(*ir, copts);
       break;
-    case EmitKind::Header:
+    case EmitKind::Cuda:
+      text << cuda::emitCuda(*ir, cuopts);
+      break;
+    case EmitKind::Header: // one header for the C++ and CUDA entries (spec §10)
       text << cpp::emitHeader(*ir, copts);
       break;
     case EmitKind::Obj:

@@ -42,6 +42,8 @@ const char *kHelp = R"(usage: tdsl-run FILE.tdsl --func NAME [options]
   --bench                  time the compiled function (needs the JIT)
   --check                  compare with the unscheduled function run by the interpreter
   --no-schedule            ignore all schedules
+  --target=cpu|cuda        which schedules apply (default cpu); with --interpret, cuda runs
+                           the GPU-scheduled IR in the interpreter, thread loops as loops
   -h, --help               print this help and exit
 
 Inputs not given get seeded random values: uniform in [-1, 1) for floats, integers in
@@ -53,6 +55,7 @@ struct RunOptions {
   std::string file;
   std::string func;
   bool interpret = false, bench = false, check = false, noSchedule = false;
+  std::string target = "cpu";
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
   std::vector<std::string> libraries;
   interp::ConstMap defines;
@@ -111,7 +114,7 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   desc.add_options()("help,h", "")("func", many(), "")("interpret", "")("no-schedule", "")("bench", "")(
       "check", "")("input", many(), "")("output", many(), "")("load", many(), "")(
       "define,D", many(), "")("seed", many(), "")("include,I", many(), "")("stdlib", many(), "")(
-      "file", many(), "");
+      "target", many(), "")("file", many(), "");
   po::positional_options_description positional;
   positional.add("file", -1);
   po::variables_map vm;
@@ -176,6 +179,11 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   }
   opts.includeDirs = all("include");
   opts.stdlibDir = all("stdlib").empty() ? defaultStdlibDir() : all("stdlib").back();
+  if (!all("target").empty()) {
+    opts.target = all("target").back();
+    if (opts.target != "cpu" && opts.target != "cuda")
+      return usageError("invalid value '" + opts.target + "' for --target; expected cpu or cuda");
+  }
 
   if (!opts.interpret)
     return usageError("the JIT is not available yet: this build runs functions only with the "
@@ -191,6 +199,7 @@ std::optional<ir::Module> loadModule(const RunOptions &opts, bool noSchedule = f
   DriverOptions dopts;
   dopts.noSchedule = noSchedule || opts.noSchedule;
   dopts.input = opts.file;
+  dopts.target = opts.target;
   dopts.includeDirs = opts.includeDirs;
   dopts.stdlibDir = opts.stdlibDir;
   for (const auto &[name, value] : opts.defines)
