@@ -1199,9 +1199,13 @@ void FunctionEmitter::emitLaunch(const Kernel &k) {
   };
   line("{");
   ++indent_;
-  line("// " + k.name + ": grid (" + dim("blockIdx.x") + ", " + dim("blockIdx.y") + ", " +
-       dim("blockIdx.z") + "), block (" + dim("threadIdx.x") + ", " + dim("threadIdx.y") + ", " +
-       dim("threadIdx.z") + ")");
+  auto show = [&](const char *tag) {
+    auto it = k.launch.find(tag);
+    return it == k.launch.end() ? std::string("1") : toString(it->second);
+  };
+  line("// " + k.name + ": grid (" + show("blockIdx.x") + ", " + show("blockIdx.y") + ", " +
+       show("blockIdx.z") + "), block (" + show("threadIdx.x") + ", " + show("threadIdx.y") +
+       ", " + show("threadIdx.z") + ")");
   line("const int64_t grid[3] = {" + dim("blockIdx.x") + ", " + dim("blockIdx.y") + ", " +
        dim("blockIdx.z") + "};");
   line("const int64_t block[3] = {" + dim("threadIdx.x") + ", " + dim("threadIdx.y") + ", " +

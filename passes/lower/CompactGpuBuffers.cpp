@@ -172,15 +172,8 @@ std::optional<Plan> planBuffer(const Buffer &b, const std::vector<Access> &acces
   Plan plan;
   plan.lca = common ? accesses.front().loops[common - 1] : nullptr;
   std::vector<Expr> shape;
-  bool smaller = false;
-  for (size_t d = 0; d < rank; ++d) {
+  for (size_t d = 0; d < rank; ++d)
     shape.push_back(intImm(hi[d] - lo[d] + 1));
-    auto old = asConstInt(b.shape()[d]);
-    if (!old || hi[d] - lo[d] + 1 < *old || lo[d] != 0 || !outerOf[d].empty())
-      smaller = true;
-  }
-  if (!smaller)
-    return std::nullopt;
   plan.compact = Buffer(b.name(), b.dtype(), shape, b.role(), b.scope(), b->align, b->loc);
   for (size_t k = 0; k < accesses.size(); ++k) {
     std::vector<Expr> idx;
