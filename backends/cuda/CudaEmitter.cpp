@@ -988,6 +988,26 @@ void FunctionEmitter::collectKernels(const Stmt &s) {
     k.name = cName_ + "_kernel" + std::to_string(kernels_.size());
     KernelScan scan(k);
     scan.visitStmt(s);
+    // Parameters in signature order (inputs, outputs, shape variables), then the rest (global
+    // intermediates, host loop variables) in order of first use.
+    std::vector<const void *> order;
+    for (const FuncParam &p : lowered_->inputs)
+      if (p.isTensor())
+        order.push_back(p.buffer.get());
+    for (const Buffer &b : lowered_->outputs)
+      order.push_back(b.get());
+    for (const FuncParam &p : lowered_->inputs)
+      if (!p.isTensor())
+        order.push_back(p.scalar.get());
+    for (const Var &v : lowered_->shapeVars)
+      order.push_back(v.get());
+    auto rank = [&](const void *x) {
+      return std::find(order.begin(), order.end(), x) - order.begin();
+    };
+    std::stable_sort(k.buffers.begin(), k.buffers.end(),
+                     [&](const Buffer &x, const Buffer &y) { return rank(x.get()) < rank(y.get()); });
+    std::stable_sort(k.scalars.begin(), k.scalars.end(),
+                     [&](const Var &x, const Var &y) { return rank(x.get()) < rank(y.get()); });
     for (auto &[tag, extents] : scan.extents)
       k.launch[tag] = launchExtent(extents);
     kernelOf_[op] = kernels_.size();

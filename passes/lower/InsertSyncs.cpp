@@ -128,6 +128,16 @@ private:
         step(child, pending, out);
       return;
     }
+    // A condition outside every threadIdx loop depends on nothing that varies between the
+    // threads of a block: each branch is executed by all of them, barriers may go inside.
+    if (auto *op = s.as<IfThenElse>(); op && containsThreadLoop(s)) {
+      std::vector<SharedAccess> other = pending;
+      Stmt thenCase = uniform(op->thenCase, pending);
+      Stmt elseCase = op->elseCase.defined() ? uniform(op->elseCase, other) : op->elseCase;
+      pending.insert(pending.end(), other.begin(), other.end());
+      out.push_back(IfThenElse::make(op->condition, thenCase, elseCase, op->loc));
+      return;
+    }
     // A unit: a threadIdx loop nest, a condition, a plain statement.
     UnitAccesses unit;
     unit.visitStmt(s);

@@ -16,7 +16,8 @@ bool isSyncThreads(const ir::Stmt &s);
 /// after a write (the cooperative fetch of a tile, then its use), a write after a read (the
 /// next overwrite of the tile, also across iterations of a loop around both), and a write
 /// after a write. Barriers go only between statements every thread of the block executes
-/// (outside threadIdx loops and conditions); the units between them are threadIdx loop nests
+/// (outside threadIdx loops, where a condition is the same for all threads of a block, so
+/// barriers may go inside its branches); the units between barriers are threadIdx loop nests
 /// and other statements. No barrier is put where both sides access the same element with the
 /// same index in the same thread (indices equal once loops bound to one tag are identified,
 /// using no loop of their own) — each thread then reads what it wrote itself.
