@@ -21,3 +21,12 @@ config.substitutions.append(("%python", config.python3))
 config.substitutions.append(("%stdlib", os.path.join(config.tdsl_src_root, "stdlib")))
 config.substitutions.append(("%spec", os.path.join(config.tdsl_src_root, "..", "shared", "spec")))
 config.substitutions.append(("%testroot", config.test_source_root))
+
+# nvcc (the CUDA toolkit) compiles the emitted .cu files: tests that need it say
+# `REQUIRES: nvcc` and are reported UNSUPPORTED (with this reason) where it is missing.
+nvcc = "/usr/local/cuda/bin/nvcc"
+if os.path.exists(nvcc):
+    config.available_features.add("nvcc")
+    config.substitutions.append(("%nvcc", nvcc))
+else:
+    lit_config.note("nvcc not found at " + nvcc + ": tests that compile emitted CUDA are skipped")

@@ -4,7 +4,9 @@
 #include "passes/Simplify.h"
 #include "passes/lower/BoundsCheck.h"
 #include "passes/lower/CompactBuffers.h"
+#include "passes/lower/CompactGpuBuffers.h"
 #include "passes/lower/FlattenBuffers.h"
+#include "passes/lower/InsertSyncs.h"
 #include "passes/lower/LowerBlocks.h"
 #include "passes/lower/PartitionLoops.h"
 #include "passes/lower/PlaceAllocations.h"
@@ -53,23 +55,34 @@ const std::vector<Step> &steps() {
   return kSteps;
 }
 
-} // namespace
-
-const std::vector<std::string> &lowerStepNames() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    for (const Step &step : steps())
-      out.push_back(step.name);
-    return out;
-  }();
-  return names;
+/// The cuda target's pipeline: the GPU kernels keep the basic CPU steps (no CPU vectorization,
+/// allocation placement or partitioning) plus two GPU steps.
+const std::vector<Step> &cudaSteps() {
+  auto plain = [](Func (*pass)(const Func &)) {
+    return [pass](const Func &f, const LowerOptions &) { return pass(f); };
+  };
+  static const std::vector<Step> kCudaSteps = {
+      {"lower.blocks", plain(lowerBlocks)},
+      {"lower.cuda_compact", plain(compactGpuBuffers)},
+      {"lower.flatten", plain(flattenBuffers)},
+      {"lower.simplify", plain(simplifyFunc)},
+      {"lower.cuda_syncs", plain(insertSyncs)},
+  };
+  return kCudaSteps;
 }
 
-Func lowerPrimFunc(const Func &func, const LowerOptions &options) {
+std::vector<std::string> namesOf(const std::vector<Step> &steps) {
+  std::vector<std::string> out;
+  for (const Step &step : steps)
+    out.push_back(step.name);
+  return out;
+}
+
+Func run(const std::vector<Step> &steps, const Func &func, const LowerOptions &options) {
   TDSL_IR_CHECK(func.as<PrimFunc>() && func.as<PrimFunc>()->constVars.empty(),
-                "lowerPrimFunc takes a PrimFunc without open generic constants");
+                "lowering takes a PrimFunc without open generic constants");
   Func current = func;
-  for (const Step &step : steps()) {
+  for (const Step &step : steps) {
     if (options.beforeStep)
       options.beforeStep(step.name, current);
     current = step.run(current, options);
@@ -77,6 +90,28 @@ Func lowerPrimFunc(const Func &func, const LowerOptions &options) {
       options.afterStep(step.name, current);
   }
   return current;
+}
+
+} // namespace
+
+const std::vector<std::string> &lowerStepNames() {
+  static const std::vector<std::string> names = namesOf(steps());
+  return names;
+}
+
+const std::vector<std::string> &cudaLowerStepNames() {
+  static const std::vector<std::string> names = namesOf(cudaSteps());
+  return names;
+}
+
+Func lowerPrimFunc(const Func &func, const LowerOptions &options) {
+  return run(steps(), func, options);
+}
+
+Func lowerPrimFuncForCuda(const Func &func, const StepCallback &afterStep) {
+  LowerOptions options;
+  options.afterStep = afterStep;
+  return run(cudaSteps(), func, options);
 }
 
 Func lowerPrimFunc(const Func &func, const StepCallback &afterStep) {

@@ -22,6 +22,15 @@
 // vectorized stays a scalar loop marked Vectorized (`#pragma omp simd`), an Unrolled loop
 // above the unroll limit stays a loop marked Unrolled (`#pragma GCC unroll`).
 //
+// For the cuda target (lowerPrimFuncForCuda) the steps are (the GPU
+// keeps the basic CPU steps, no CPU vectorization, placement or partitioning):
+//
+//   lower.blocks
+//   lower.cuda_compact  compactGpuBuffers  shared/local buffers shrunk to one block's/thread's tile
+//   lower.flatten
+//   lower.simplify
+//   lower.cuda_syncs    insertSyncs        __syncthreads() where threads hand over shared data
+//
 //===--------------------------------------------------------------------------------------===//
 #pragma once
 
@@ -57,5 +66,12 @@ const std::vector<std::string> &lowerStepNames();
 ir::Func lowerPrimFunc(const ir::Func &func, const LowerOptions &options = {});
 /// The same, with only an after-step callback.
 ir::Func lowerPrimFunc(const ir::Func &func, const StepCallback &afterStep);
+
+/// The cuda pipeline's step names, in order (the CPU steps and the lower.cuda_* ones).
+const std::vector<std::string> &cudaLowerStepNames();
+
+/// Runs the cuda pipeline on `func` (same requirements and guarantees as lowerPrimFunc, plus
+/// compacted shared/local buffers and barriers; see passes/lower/InsertSyncs.h).
+ir::Func lowerPrimFuncForCuda(const ir::Func &func, const StepCallback &afterStep = {});
 
 } // namespace tdsl::lower

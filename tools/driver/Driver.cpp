@@ -7,6 +7,7 @@
 #include "backends/cpp/CompileCpp.h"
 #include "backends/cpp/CppEmitter.h"
 #include "backends/llvm/Target.h"
+#include "backends/cuda/CudaEmitter.h"
 #include "ir/IRPrinter.h"
 #include "passes/Instantiate.h"
 #include "passes/graph/Graph.h"
@@ -387,6 +388,9 @@ const std::vector<std::string> &passNames() {
     out.push_back(graphPasses.back());
     for (const std::string &p : lower::lowerStepNames()) out.push_back(p);
     out.push_back("lower.graph");
+    // The cuda pipeline's own steps (its others are CPU steps listed above).
+    for (const std::string &p : lower::cudaLowerStepNames())
+      if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
     return out;
   }();
   return names;
@@ -618,10 +622,15 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
     for (const std::string &p : passNames()) out << p << "\n";
     return 0;
   }
-  // Stages this build does not have yet are refused up front, before any work.
-  if (opts.emit == EmitKind::Cuda) {
-    err << "tdslc: error: --emit=cuda is not available yet: this build of tdslc has the C++ and LLVM "
-           "backends (use --emit=ast, ir, lowered, cpp, llvm, bc, asm, obj or header)\n";
+  // CUDA code comes from functions scheduled for the GPU; C++ and objects from CPU ones.
+  if (opts.emit == EmitKind::Cuda && opts.target != "cuda") {
+    err << "tdslc: error: --emit=cuda needs --target=cuda\n";
+    return 2;
+  }
+  if (opts.target == "cuda" && (opts.emit == EmitKind::Cpp || opts.emit == EmitKind::Obj || opts.emit == EmitKind::Asm ||
+                                opts.emit == EmitKind::LLVM || opts.emit == EmitKind::Bitcode)) {
+    err << "tdslc: error: --emit=" << emitKindName(opts.emit)
+        << " makes CPU code; with --target=cuda use --emit=cuda (or ir, lowered, header)\n";
     return 2;
   }
   for (const std::string &p : opts.printIRAfter)
@@ -665,11 +674,20 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
     lower::LowerOptions lopts = copts.lower;
     lopts.afterStep = copts.afterLowerStep;
     copts.headerGuard = headerGuard(opts.output.empty() || opts.output == "-" ? opts.input : opts.output);
+    cuda::CudaOptions cuopts;
+    cuopts.onlyFunc = opts.func;
+    cuopts.afterLowerStep = copts.afterLowerStep;
+    bool isCuda = opts.target == "cuda";
+    if (isCuda && (opts.emit == EmitKind::Lowered || opts.emit == EmitKind::Cuda)) {
+      bool ok = cuda::checkCudaModule(*ir, cuda::CudaOptions{opts.func, {}, true}, c.diags());
+      c.diags().flush();
+      if (!ok) return 1;
+    }
     switch (opts.emit) {
     case EmitKind::Lowered: {
       bool first = true;
-      // The C++ backend's lowering: the emitted funcs, and graphs through lower.graph.
-      for (const ir::Func &f : cpp::lowerModule(*ir, copts)) {
+      // The C++ backend's lowering (funcs, and graphs through lower.graph), or the cuda one.
+      for (const ir::Func &f : isCuda ? cuda::lowerModule(*ir, cuopts) : cpp::lowerModule(*ir, copts)) {
         text << (first ? "" : "\n") << ir::toString(f);
         first = false;
       }
@@ -678,7 +696,10 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
     case EmitKind::Cpp:
       text << cpp::emitCpp(*ir, copts);
       break;
-    case EmitKind::Header:
+    case EmitKind::Cuda:
+      text << cuda::emitCuda(*ir, cuopts);
+      break;
+    case EmitKind::Header: // one header for the C++ and CUDA entries (spec §10)
       text << cpp::emitHeader(*ir, copts);
       break;
     case EmitKind::Obj:

@@ -62,6 +62,8 @@ const char *kHelp = R"(usage: tdsl-run FILE.tdsl --func NAME [options]
   --repeat N               timed calls of --bench (default 10, after 2 warm-up calls)
   --check                  compare with the unscheduled function run by the interpreter
   --no-schedule            ignore all schedules
+  --target=cpu|cuda        which schedules apply (default cpu); with --interpret, cuda runs
+                           the GPU-scheduled IR in the interpreter, thread loops as loops
   -h, --help               print this help and exit
 
 Inputs not given get seeded random values: uniform in [-1, 1) for floats, integers in
@@ -76,6 +78,7 @@ struct RunOptions {
   std::string via = "llvm";
   int optLevel = 2;
   int64_t threads = 0, repeat = 10;
+  std::string target = "cpu";
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
   std::vector<std::string> libraries;
   interp::ConstMap defines;
@@ -135,7 +138,7 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
       "check", "")("input", many(), "")("output", many(), "")("load", many(), "")(
       "define,D", many(), "")("seed", many(), "")("include,I", many(), "")("stdlib", many(), "")(
       "via", many(), "")("threads", many(), "")("repeat", many(), "")("opt-level", many(), "")(
-      "file", many(), "");
+      "target", many(), "")("file", many(), "");
   po::positional_options_description positional;
   positional.add("file", -1);
   po::variables_map vm;
@@ -208,6 +211,11 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   }
   opts.includeDirs = all("include");
   opts.stdlibDir = all("stdlib").empty() ? defaultStdlibDir() : all("stdlib").back();
+  if (!all("target").empty()) {
+    opts.target = all("target").back();
+    if (opts.target != "cpu" && opts.target != "cuda")
+      return usageError("invalid value '" + opts.target + "' for --target; expected cpu or cuda");
+  }
 
   if (!all("via").empty()) {
     opts.via = all("via").back();
@@ -241,6 +249,7 @@ std::optional<ir::Module> loadModule(const RunOptions &opts, bool plain = false)
   dopts.noSchedule = plain || opts.noSchedule;
   dopts.graphPasses = !plain;
   dopts.input = opts.file;
+  dopts.target = opts.target;
   dopts.includeDirs = opts.includeDirs;
   dopts.stdlibDir = opts.stdlibDir;
   for (const auto &[name, value] : opts.defines)
