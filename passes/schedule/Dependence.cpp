@@ -11,36 +11,40 @@ namespace tdsl::schedule {
 using namespace ir;
 
 std::vector<LoopAccess> accessesUnder(const For *loop) {
-  std::vector<LoopAccess> out;
-  for (const Block *b : blocksIn(loop->body)) {
+  // Indices are rewritten into loop variables: a block's own bindings, then those of the blocks
+  // around it under `loop` (a nested block's body may name an outer block's axes).
+  struct V : IRVisitor {
+    std::vector<LoopAccess> out;
+    const Block *current = nullptr;
     std::vector<std::pair<Var, Expr>> bind;
-    for (const IterVar &iv : b->iterVars)
-      if (iv.binding.defined()) bind.emplace_back(iv.var, iv.binding);
-    struct V : IRVisitor {
-      std::vector<LoopAccess> &out;
-      const Block *b;
-      const std::vector<std::pair<Var, Expr>> &bind;
-      V(std::vector<LoopAccess> &o, const Block *blk, const std::vector<std::pair<Var, Expr>> &m) : out(o), b(blk), bind(m) {}
-      std::vector<Expr> sub(const std::vector<Expr> &idx) {
-        std::vector<Expr> r;
-        for (const Expr &e : idx) r.push_back(substitute(e, bind));
-        return r;
-      }
-      void visit(const BufferLoad *op) override {
-        out.push_back({b, op->buffer, sub(op->indices), false});
-        IRVisitor::visit(op);
-      }
-      void visit(const BufferStore *op) override {
-        out.push_back({b, op->buffer, sub(op->indices), true});
-        IRVisitor::visit(op);
-      }
-      void visit(const Block *op) override {
-        if (op == b) IRVisitor::visit(op);
-      }
-    } v(out, b, bind);
-    v.visitStmt(Stmt(b));
-  }
-  return out;
+    std::vector<Expr> sub(const std::vector<Expr> &idx) {
+      std::vector<Expr> r;
+      for (const Expr &e : idx) r.push_back(substitute(e, bind));
+      return r;
+    }
+    void visit(const BufferLoad *op) override {
+      if (current) out.push_back({current, op->buffer, sub(op->indices), false});
+      IRVisitor::visit(op);
+    }
+    void visit(const BufferStore *op) override {
+      if (current) out.push_back({current, op->buffer, sub(op->indices), true});
+      IRVisitor::visit(op);
+    }
+    void visit(const Block *op) override {
+      const Block *savedBlock = current;
+      size_t savedSize = bind.size();
+      std::vector<std::pair<Var, Expr>> own;
+      for (const IterVar &iv : op->iterVars)
+        if (iv.binding.defined()) own.emplace_back(iv.var, substitute(iv.binding, bind));
+      bind.insert(bind.end(), own.begin(), own.end());
+      current = op;
+      IRVisitor::visit(op);
+      current = savedBlock;
+      bind.resize(savedSize);
+    }
+  } v;
+  v.visitStmt(loop->body);
+  return std::move(v.out);
 }
 
 /// The loops inside `loop` with their constant extents (-1 when not constant).
@@ -110,8 +114,16 @@ void requireIndependentIterations(const For *loop, const Var &var,
                                   const std::map<const VarNode *, int64_t> &varying,
                                   bool allowSameIndexUpdates) {
   std::vector<LoopAccess> acc = accessesUnder(loop);
+  // A buffer that a block under the loop allocates lives for one execution of that block, so
+  // each iteration has its own: no iteration sees another's elements (a per-tile accumulator).
+  std::vector<Buffer> private_;
+  for (const Block *b : blocksIn(loop->body))
+    private_.insert(private_.end(), b->allocBuffers.begin(), b->allocBuffers.end());
+  auto isPrivate = [&](const Buffer &buf) {
+    return std::any_of(private_.begin(), private_.end(), [&](const Buffer &p) { return p.sameAs(buf); });
+  };
   for (const LoopAccess &w : acc) {
-    if (!w.write) continue;
+    if (!w.write || isPrivate(w.buffer)) continue;
     for (const LoopAccess &o : acc) {
       if (!o.buffer.sameAs(w.buffer)) continue;
       if (allowSameIndexUpdates && o.block == w.block && o.indices.size() == w.indices.size() &&

@@ -33,7 +33,8 @@ bool separatedBy(const LoopAccess &a, const LoopAccess &b, const ir::Var &var,
 /// Throws a ScheduleError naming the two blocks unless, for every buffer written under `loop`,
 /// each pair of its accesses there is separated by `var`. With `allowSameIndexUpdates`, a block
 /// reading the element it writes (a reduction's `Y[i] = Y[i] + …`) is no dependence: reordering
-/// keeps each element's updates in order (up to the reassociation spec §7 allows).
+/// keeps each element's updates in order (up to the reassociation spec §7 allows). A buffer
+/// allocated by a block under `loop` is private to an iteration and never a dependence.
 void requireIndependentIterations(const ir::For *loop, const ir::Var &var,
                                   const std::map<const ir::VarNode *, int64_t> &varying,
                                   bool allowSameIndexUpdates);
