@@ -1062,7 +1062,9 @@ void FunctionEmitter::stmt(const Stmt &s, bool inFor) {
     line("// " + std::string(scopeName(b.scope())) + " " + b.dtype().name() + "[" +
          toString(b.shape()[0]) + "]");
     if (size && *size * b.dtype().storageBytes() <= kStackBytes) {
-      line(type + " " + name + "[" + std::to_string(std::max<int64_t>(*size, 1)) + "];");
+      // Zero-filled: a reduction over an empty domain (N == 0) reads its accumulator without
+      // any init having run; zeros make that defined (g++ -Wmaybe-uninitialized agrees).
+      line(type + " " + name + "[" + std::to_string(std::max<int64_t>(*size, 1)) + "] = {};");
       stmt(op->body, false);
       return;
     }
