@@ -1,5 +1,6 @@
 //===- passes/lower/LowerBlocks.cpp - Blocks to plain loops -------------------------------===//
 #include "passes/lower/LowerBlocks.h"
+#include "passes/lower/LowerUtils.h"
 
 #include "ir/IRMutator.h"
 
@@ -10,21 +11,6 @@ namespace tdsl::lower {
 using namespace ir;
 
 namespace {
-
-/// Replaces uses of variables by expressions.
-class Substituter : public IRMutator {
-public:
-  explicit Substituter(const std::unordered_map<Var, Expr> &map) : map_(map) {}
-
-protected:
-  Expr visit(const VarRef *op) override {
-    auto it = map_.find(op->var);
-    return it == map_.end() ? Expr(op) : it->second;
-  }
-
-private:
-  const std::unordered_map<Var, Expr> &map_;
-};
 
 class BlockLowerer : public IRMutator {
 protected:
@@ -39,7 +25,7 @@ protected:
     if (bound)
       for (const IterVar &iv : op->iterVars)
         map.emplace(iv.var, iv.binding);
-    auto subst = [&](const auto &node) { return bound ? Substituter(map).mutate(node) : node; };
+    auto subst = [&](const auto &node) { return bound ? substitute(node, map) : node; };
 
     std::vector<Stmt> stmts;
     if (init.defined()) {
