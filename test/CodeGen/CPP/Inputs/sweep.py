@@ -101,16 +101,23 @@ def parse_param(text):
 
 
 SIG = re.compile(r"^func (\S+?)\((.*)\) -> \((.*)\) \{$")
+# Graphs return unnamed types: `-> f32[N]` or `-> (f32[R], i64[1])`.
+GRAPH_SIG = re.compile(r"^graph (\S+?)\((.*)\) -> \(?(.*?)\)? \{$")
 
 
 def signatures(ir_text):
-    """Source name -> (inputs, outputs) for the non-generic funcs printed at top level."""
+    """Source name -> (inputs, outputs) for the non-generic funcs and graphs at top level."""
     sigs = {}
     for line in ir_text.splitlines():
         m = SIG.match(line)
         if m:
             sigs[m.group(1)] = ([parse_param(p) for p in split_top(m.group(2))],
                                 [parse_param(p) for p in split_top(m.group(3))])
+        m = GRAPH_SIG.match(line)
+        if m:
+            results = split_top(m.group(3))
+            sigs[m.group(1)] = ([parse_param(p) for p in split_top(m.group(2))],
+                                [parse_param("out%d: %s" % (i, t)) for i, t in enumerate(results)])
     return sigs
 
 
@@ -157,6 +164,16 @@ class Program:
         self.rel = rel
         self.path = os.path.join(ROOT, rel)
         self.stem = os.path.join(TMP, rel.replace("/", "_").replace(".tdsl", ""))
+        # A program that calls externs links the C library beside it: Inputs/<stem>_lib.c.
+        lib = os.path.join(os.path.dirname(self.path), "Inputs",
+                           os.path.basename(self.path).replace(".tdsl", "_lib.c"))
+        self.extern_lib = lib if os.path.exists(lib) else None
+        self.extern_so = None
+        if self.extern_lib:
+            self.extern_so = self.stem + "_lib.so"
+            r = run(["cc", "-shared", "-fPIC", self.extern_lib, "-o", self.extern_so])
+            if r.returncode != 0:
+                report("FAIL", "%s: its extern library does not build: %s" % (rel, r.stderr[:500]))
 
     def emit(self, mode):
         """Emits C++ and header; returns (ok, reason, funcs) with funcs = [(source, cname)]."""
@@ -172,6 +189,8 @@ class Program:
                     report("FAIL", "%s %s: emitted C++ differs between two runs" % (self.rel, mode))
         run([TDSLC, self.path, "--emit=header", "-o", base + ".h"] + flags)
         lowered = run([TDSLC, self.path, "--emit=lowered"] + flags).stdout
+        self.lowered_outputs = {m.group(1): [parse_param(p)[0] for p in split_top(m.group(3))]
+                                for m in map(SIG.match, lowered.splitlines()) if m}
         names = re.findall(r"^func (\S+?)\(", lowered, re.M)
         with open(base + ".h") as f:
             protos = re.findall(r"int32_t (\w+)_dlpack\(([^)]*)\);", f.read().replace("\n", " "))
@@ -217,7 +236,14 @@ class Program:
             r = run(CXX + flags + ["-I", TMP, "-c", src, "-o", obj])
             if r.returncode != 0:
                 return None, "g++ fails on %s: %s" % (os.path.basename(src), r.stderr[:2000])
-        r = run(CXX + flags + [base + tag + ".o", base + tag + "_t.o", harness_obj, "-o", exe, "-lm"])
+        libs = []
+        if self.extern_lib:
+            libs = [base + tag + "_lib.o"]
+            r = run(["cc", "-O2", "-c", self.extern_lib, "-o", libs[0]] + (SAN if tag else []))
+            if r.returncode != 0:
+                return None, "the extern library fails: " + r.stderr[:2000]
+        r = run(CXX + flags + [base + tag + ".o", base + tag + "_t.o", harness_obj] + libs +
+                ["-o", exe, "-lm"])
         if r.returncode != 0:
             return None, "link fails: " + r.stderr[:2000]
         return exe, None
@@ -246,6 +272,8 @@ def prepare(prog, source, sig):
     rng = np.random.default_rng(zlib.crc32((prog.rel + ":" + source).encode()))
     base = "%s_%s" % (prog.stem, source.replace(".", "_"))
     hargs, iargs = [], [TDSL_RUN, prog.path, "--func", source, "--interpret", "--no-schedule"]
+    if prog.extern_so:
+        iargs += ["--load", prog.extern_so]
     for name, dtype, dims in inputs:
         if dims is None:
             value = {"bool": "1", "f32": "0.75", "f64": "0.75"}.get(dtype, "3")
@@ -322,6 +350,11 @@ def main():
                     if mode == "sched":
                         report("SKIP", "%s: no non-generic tensor function to emit" % rel)
                     continue
+                # A graph's outputs are named by what it returns (as lowering names them).
+                for name, (inputs, outputs) in list(sigs.items()):
+                    names = prog.lowered_outputs.get(name)
+                    if outputs and outputs[0][0] == "out0" and names and len(names) == len(outputs):
+                        sigs[name] = (inputs, [(n,) + o[1:] for n, o in zip(names, outputs)])
                 prog.table(mode, funcs, sigs)
                 units.append((prog, mode, funcs, sigs))
 
