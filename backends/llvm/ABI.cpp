@@ -84,6 +84,38 @@ llvm::Value *ModuleState::lastErrorAddress(llvm::IRBuilder<> &builder) {
   return buffer;
 }
 
+llvm::FunctionCallee ModuleState::externFunction(const ExternFunc &x) {
+  std::vector<llvm::Type *> params;
+  std::vector<DType> types;
+  std::vector<bool> isPointer;
+  for (const FuncParam &p : x.inputs) {
+    types.push_back(p.isTensor() ? p.buffer.dtype() : p.scalar.dtype());
+    isPointer.push_back(p.isTensor());
+  }
+  for (const Buffer &b : x.outputs) {
+    types.push_back(b.dtype());
+    isPointer.push_back(true);
+  }
+  for (size_t i = 0; i < x.shapeVars.size(); ++i) {
+    types.push_back(DType::i64());
+    isPointer.push_back(false);
+  }
+  for (size_t i = 0; i < types.size(); ++i)
+    params.push_back(isPointer[i] ? llvm::PointerType::getUnqual(context)
+                                  : storageType(types[i]));
+  auto *type = llvm::FunctionType::get(llvm::Type::getInt32Ty(context), params, false);
+  llvm::FunctionCallee callee = module.getOrInsertFunction(x.symbol, type);
+  auto *fn = llvm::dyn_cast<llvm::Function>(callee.getCallee());
+  TDSL_IR_CHECK(fn && fn->getFunctionType() == type && fn->isDeclaration(),
+                "an extern symbol that no emitted function defines, declared with one type");
+  // Library code: no noalias or nounwind promised, only the C calling convention's
+  // extension of small scalars.
+  for (unsigned i = 0; i < types.size(); ++i)
+    if (!isPointer[i] && types[i].storageBytes() < 4)
+      fn->addParamAttr(i, types[i].isInt() ? llvm::Attribute::SExt : llvm::Attribute::ZExt);
+  return callee;
+}
+
 void emitLastError(ModuleState &state) {
   // Weak, as in the C++ backend: every object defines it, the program keeps one.
   llvm::IRBuilder<> b(state.context);

@@ -3,6 +3,7 @@
 
 #include "backends/abi/Abi.h"
 #include "ir/IRVisitor.h"
+#include "passes/lower/LowerGraph.h"
 #include "runtime/Float16.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -26,6 +27,9 @@ namespace {
 /// Allocations up to this size with a constant extent live on the stack (as in the C++
 /// backend); larger or symbolic ones are malloc'ed.
 constexpr int64_t kStackBytes = 16 * 1024;
+/// Heap allocations (aligned_alloc) and stack ones of at least this many bytes are aligned
+/// to it: a cache line, and enough for any vector type (graph arenas hold every dtype).
+constexpr int64_t kHeapAlign = 64;
 
 bool isHalf(DType t) { return t.code() == DType::Code::F16 || t.code() == DType::Code::BF16; }
 
@@ -121,6 +125,8 @@ llvm::FunctionCallee ModuleState::libFunction(const std::string &name) {
   llvm::FunctionType *type = nullptr;
   if (name == "malloc")
     type = llvm::FunctionType::get(ptr, {i64}, false);
+  else if (name == "aligned_alloc")
+    type = llvm::FunctionType::get(ptr, {i64, i64}, false);
   else if (name == "free")
     type = llvm::FunctionType::get(voidTy, {ptr}, false);
   else if (name == "abort")
@@ -760,6 +766,12 @@ void FunctionEmitter::stmt(const Stmt &s) {
   case StmtKind::Allocate:
     allocate(s.as<Allocate>());
     return;
+  case StmtKind::BufferView:
+    bufferView(s.as<BufferView>());
+    return;
+  case StmtKind::FuncCall:
+    funcCall(s.as<FuncCall>());
+    return;
   case StmtKind::Block:
   case StmtKind::AssertStmt: // --bounds-check: the driver sends those to the C++ route
     break;
@@ -955,25 +967,32 @@ void FunctionEmitter::allocate(const Allocate *op) {
   if (size && *size * b.dtype().storageBytes() <= kStackBytes) {
     llvm::AllocaInst *mem = entryAlloca(
         element, builder.getInt64(static_cast<uint64_t>(std::max<int64_t>(*size, 1))), name);
-    mem->setAlignment(llvm::Align(16));
+    mem->setAlignment(
+        llvm::Align(*size * b.dtype().storageBytes() >= kHeapAlign ? kHeapAlign : 16));
     bind(b, mem);
     stmt(op->body);
     return;
   }
+  // aligned_alloc(64, bytes rounded up to 64): C11 wants a multiple of the alignment.
   Value *count =
       builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, expr(b.shape()[0]), builder.getInt64(1));
   Value *bytes =
       builder.CreateMul(count, builder.getInt64(static_cast<uint64_t>(b.dtype().storageBytes())));
-  Value *mem = builder.CreateCall(state.libFunction("malloc"), {bytes}, name);
+  bytes = builder.CreateAnd(builder.CreateAdd(bytes, builder.getInt64(kHeapAlign - 1)),
+                            builder.getInt64(~static_cast<uint64_t>(kHeapAlign - 1)));
+  Value *mem = builder.CreateCall(state.libFunction("aligned_alloc"),
+                                  {builder.getInt64(kHeapAlign), bytes}, name);
   BasicBlock *ok = newBlock(name + ".ok"), *fail = newBlock(name + ".oom");
   builder.CreateCondBr(builder.CreateIsNull(mem), fail, ok);
   builder.SetInsertPoint(fail);
   if (loopDepth_ == 0 && !inOutlined_) {
-    // As the C++ backend: the message in tdsl_last_error() and status 1.
+    // As the C++ backend: the message in tdsl_last_error() and status 1 (the allocations
+    // made before this one released).
     std::string message = cName_ + ": out of memory for '" + b.name() + "'";
     builder.CreateCall(state.libFunction("snprintf"),
                        {state.lastErrorAddress(builder), builder.getInt64(512),
                         builder.CreateGlobalString(message)});
+    releaseHeap();
     builder.CreateRet(builder.getInt32(1));
   } else { // inside a loop (possibly on another thread): nothing to return to
     builder.CreateCall(state.libFunction("abort"));
@@ -981,8 +1000,75 @@ void FunctionEmitter::allocate(const Allocate *op) {
   }
   builder.SetInsertPoint(ok);
   bind(b, mem);
+  bool tracked = loopDepth_ == 0 && !inOutlined_;
+  if (tracked)
+    heap_.push_back(mem);
   stmt(op->body);
+  if (tracked)
+    heap_.pop_back();
   builder.CreateCall(state.libFunction("free"), {mem});
+}
+
+void FunctionEmitter::releaseHeap() {
+  for (size_t i = heap_.size(); i-- > 0;)
+    builder.CreateCall(state.libFunction("free"), {heap_[i]});
+}
+
+void FunctionEmitter::bufferView(const BufferView *op) {
+  TDSL_IR_CHECK(op->buffer.rank() == 1, "the LLVM backend takes flattened buffers");
+  auto it = buffers_.find(op->source.get());
+  TDSL_IR_CHECK(it != buffers_.end(), "a view of a buffer not in scope");
+  Value *base = it->second;
+  Value *view = isConstInt(op->byteOffset, 0)
+                    ? base
+                    : builder.CreateInBoundsGEP(builder.getInt8Ty(), base, {expr(op->byteOffset)},
+                                                abi::cIdentifier(op->buffer.name()));
+  bind(op->buffer, view);
+  stmt(op->body);
+}
+
+void FunctionEmitter::funcCall(const FuncCall *op) {
+  TDSL_IR_CHECK(loopDepth_ == 0 && !inOutlined_,
+                "a call of a raw entry is made outside any loop (lowered graphs)");
+  llvm::FunctionCallee callee;
+  llvm::AttributeList attrs;
+  if (auto it = state.rawEntries.find(op->callee); it != state.rawEntries.end()) {
+    callee = it->second;
+    attrs = it->second->getAttributes();
+  } else {
+    auto x = state.externs.find(op->callee);
+    TDSL_IR_CHECK(x != state.externs.end(),
+                  "a graph calls a function that is neither emitted nor a given extern");
+    callee = state.externFunction(*x->second);
+    attrs = llvm::cast<llvm::Function>(callee.getCallee())->getAttributes();
+  }
+  llvm::FunctionType *type = callee.getFunctionType();
+  TDSL_IR_CHECK(type->getNumParams() == op->args.size(),
+                "a raw-entry call with the callee's number of arguments");
+  std::vector<Value *> args;
+  for (const auto &arg : op->args) {
+    if (const auto *b = std::get_if<Buffer>(&arg)) {
+      auto it = buffers_.find(b->get());
+      TDSL_IR_CHECK(it != buffers_.end(), "a call argument not in scope");
+      args.push_back(it->second);
+      continue;
+    }
+    const Expr &e = std::get<Expr>(arg);
+    Value *v = toStorage(expr(e), e.dtype()); // bool as a byte, f16/bf16 as bits
+    llvm::Type *want = type->getParamType(static_cast<unsigned>(args.size()));
+    TDSL_IR_CHECK(v->getType() == want, "a scalar argument of the callee's ABI type");
+    args.push_back(v);
+  }
+  llvm::CallInst *call = builder.CreateCall(callee, args, "status");
+  call->setAttributes(attrs);
+  // Non-zero: release what this function allocated and return the callee's status (its
+  // message stays in tdsl_last_error()).
+  BasicBlock *fail = newBlock("call.fail"), *ok = newBlock("call.ok");
+  builder.CreateCondBr(builder.CreateICmpEQ(call, builder.getInt32(0)), ok, fail);
+  builder.SetInsertPoint(fail);
+  releaseHeap();
+  builder.CreateRet(call);
+  builder.SetInsertPoint(ok);
 }
 
 } // namespace detail
@@ -991,22 +1077,38 @@ void FunctionEmitter::allocate(const Allocate *op) {
 // The module
 // ---------------------------------------------------------------------------------------------
 
+std::vector<Func> moduleExterns(const ir::Module &module) {
+  std::vector<Func> out;
+  for (const Func &f : module.functions())
+    if (f.as<ExternFunc>())
+      out.push_back(f);
+  return out;
+}
+
 std::unique_ptr<llvm::Module> emitModule(llvm::LLVMContext &context, const std::string &name,
                                          const std::vector<Func> &sources,
                                          const std::vector<Func> &lowered,
-                                         const CodeGenOptions &options) {
+                                         const CodeGenOptions &options,
+                                         const std::vector<Func> &externs) {
   TDSL_IR_CHECK(sources.size() == lowered.size(), "one lowered function per source function");
   auto module = std::make_unique<llvm::Module>(name, context);
   module->setSourceFileName(name);
   detail::ModuleState state(*module, options);
+  for (const Func &f : externs)
+    if (const auto *x = f.as<ExternFunc>())
+      state.externs[x->name] = x;
   detail::emitLastError(state);
   std::vector<std::string> names = abi::cFunctionNames(sources);
   for (size_t i = 0; i < sources.size(); ++i) {
-    const auto *source = sources[i].as<PrimFunc>();
+    // A graph's DLPack entry validates its signature (inputs, one output per result).
+    Func source =
+        sources[i].as<GraphFunc>() ? lower::graphSignature(sources[i]) : sources[i];
+    const auto *prim = source.as<PrimFunc>();
     const auto *low = lowered[i].as<PrimFunc>();
-    TDSL_IR_CHECK(source && low, "the LLVM backend emits PrimFuncs");
+    TDSL_IR_CHECK(prim && low, "the LLVM backend emits PrimFuncs and lowered graphs");
     llvm::Function *raw = detail::emitRawEntry(state, low, names[i]);
-    detail::emitDlpackEntry(state, source, low, raw, names[i]);
+    state.rawEntries[sources[i].name()] = raw;
+    detail::emitDlpackEntry(state, prim, low, raw, names[i]);
   }
   if (options.packedEntries)
     addPackedEntries(*module, sources, lowered);

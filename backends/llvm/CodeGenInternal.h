@@ -49,6 +49,14 @@ public:
   /// How many parallel loops of each function have been outlined (for their names).
   std::map<std::string, int> nextOutlined;
 
+  /// Callees of lowered graphs' FuncCalls, by their IR name: the raw entries emitted so far
+  /// (graphs come after the funcs they call), and the externs given to emitModule.
+  std::map<std::string, llvm::Function *> rawEntries;
+  std::map<std::string, const ir::ExternFunc *> externs;
+  /// The declaration of an extern's C symbol with the raw-entry type of spec §10 (inputs,
+  /// outputs, shape variables as i64; small scalars sign- or zero-extended).
+  llvm::FunctionCallee externFunction(const ir::ExternFunc &x);
+
 private:
   std::map<std::pair<bool, unsigned>, llvm::Function *> encoders_;
   llvm::GlobalVariable *lastError_ = nullptr;
@@ -96,6 +104,12 @@ private:
   void forLoop(const ir::For *op);
   void parallelFor(const ir::For *op);
   void allocate(const ir::Allocate *op);
+  /// Lowered graphs: a view of another buffer's storage at a byte offset; a call of a raw
+  /// entry whose non-zero status frees the live heap allocations and is returned.
+  void bufferView(const ir::BufferView *op);
+  void funcCall(const ir::FuncCall *op);
+  /// Frees the heap allocations in scope, innermost first (before an early return).
+  void releaseHeap();
   /// Emits a counted loop [begin, end) around `body(i)`; returns the latch branch (for
   /// loop metadata).
   llvm::Instruction *countedLoop(llvm::Value *begin, llvm::Value *end, const std::string &name,
@@ -105,6 +119,8 @@ private:
   std::string cName_;
   std::unordered_map<const void *, llvm::Value *> vars_;
   std::unordered_map<const void *, llvm::Value *> buffers_;
+  /// malloc'ed allocations in scope at the current point (outside loops), outermost first.
+  std::vector<llvm::Value *> heap_;
   int loopDepth_ = 0;
   int outlined_ = 0;
   bool inOutlined_ = false;

@@ -73,6 +73,20 @@ std::unique_ptr<Jit> Jit::create(const TargetOptions &options, std::string &erro
   return self;
 }
 
+bool Jit::loadLibrary(const std::string &path, std::string &error) {
+  // A path without a slash would be searched in the system folders: make it relative, as the
+  // interpreter does.
+  std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  char prefix = impl_->jit->getDataLayout().getGlobalPrefix();
+  auto generator = llvm::orc::DynamicLibrarySearchGenerator::Load(file.c_str(), prefix);
+  if (!generator) {
+    error = "cannot load '" + path + "': " + llvm::toString(generator.takeError());
+    return false;
+  }
+  impl_->jit->getMainJITDylib().addGenerator(std::move(*generator));
+  return true;
+}
+
 bool Jit::addModule(std::unique_ptr<llvm::Module> module,
                     std::unique_ptr<llvm::LLVMContext> context, std::string &error) {
   optimizeModule(*module, *impl_->machine, impl_->options);
@@ -86,13 +100,14 @@ bool Jit::addModule(std::unique_ptr<llvm::Module> module,
 }
 
 bool Jit::addFunctions(const std::string &name, const std::vector<ir::Func> &sources,
-                       const std::vector<ir::Func> &lowered, std::string &error) {
+                       const std::vector<ir::Func> &lowered, std::string &error,
+                       const std::vector<ir::Func> &externs) {
   auto context = std::make_unique<llvm::LLVMContext>();
   CodeGenOptions codegen;
   codegen.fastMath = impl_->options.fastMath;
   codegen.threadLocalError = false;
   codegen.packedEntries = true;
-  std::unique_ptr<llvm::Module> module = emitModule(*context, name, sources, lowered, codegen);
+  std::unique_ptr<llvm::Module> module = emitModule(*context, name, sources, lowered, codegen, externs);
   return addModule(std::move(module), std::move(context), error);
 }
 

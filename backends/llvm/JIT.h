@@ -3,7 +3,8 @@
 // `tdsl-run` without --interpret: modules from emitModule (optimised like tdslc's objects)
 // are added to an LLJIT and their entries looked up. Symbols the code calls resolve in the
 // process (libm, libc) and in LLVM's OpenMP runtime, /usr/lib/llvm-19/lib/libomp.so (loaded
-// on first use; it exports GOMP_parallel, which parallel loops call).
+// on first use; it exports GOMP_parallel, which parallel loops call), and in the shared
+// libraries given to loadLibrary (`tdsl-run --load`: the C symbols of externs that graphs call).
 //
 //===--------------------------------------------------------------------------------------===//
 #pragma once
@@ -27,10 +28,16 @@ public:
   static std::unique_ptr<Jit> create(const TargetOptions &options, std::string &error);
   ~Jit();
 
-  /// Emits `sources` (lowered as `lowered`) with their packed entries (LLVMBackend.h),
-  /// optimises them like tdslc does, and adds them.
+  /// Makes the symbols of the shared library at `path` resolvable by the code added later
+  /// (searched after the process and the OpenMP runtime). False with `error` set when it
+  /// cannot be loaded.
+  bool loadLibrary(const std::string &path, std::string &error);
+
+  /// Emits `sources` (lowered as `lowered`; graphs calling `externs`, see emitModule) with
+  /// their packed entries (LLVMBackend.h), optimises them like tdslc does, and adds them.
   bool addFunctions(const std::string &name, const std::vector<ir::Func> &sources,
-                    const std::vector<ir::Func> &lowered, std::string &error);
+                    const std::vector<ir::Func> &lowered, std::string &error,
+                    const std::vector<ir::Func> &externs = {});
   /// Adds a relocatable object (e.g. from the C++ backend's compileCpp) defining the raw
   /// entries of `sources`, and their packed entries.
   bool addObject(const std::string &bytes, const std::string &name,

@@ -14,7 +14,10 @@
 // after each operation (by integer code, no libcall), bool is one byte in memory. No fast-math
 // flag unless `fastMath`. Loops: Parallel loops are outlined and run by GOMP_parallel,
 // Vectorized ones carry llvm.loop.vectorize metadata, Unrolled ones llvm.loop.unroll.full;
-// Ramp/Broadcast become LLVM vector types. docs/llvm-backend.md has the details.
+// Ramp/Broadcast become LLVM vector types. Lowered graphs: views are pointers into their
+// source's storage, calls of raw entries (module funcs, extern symbols) are followed by a status
+// check that frees the heap allocations and returns a non-zero status. docs/llvm-backend.md
+// has the details.
 //
 //===--------------------------------------------------------------------------------------===//
 #pragma once
@@ -44,15 +47,22 @@ struct CodeGenOptions {
   bool packedEntries = false;
 };
 
-/// Emits `sources` (checked, scheduled PrimFuncs, as abi::emittedFunctions gives them) whose
-/// lowered forms are `lowered` (abi::lowerModule), position by position.
+/// Emits `sources` (checked, scheduled PrimFuncs and planned GraphFuncs, as
+/// cpp::emittedFunctions gives them: a graph after the funcs it calls) whose lowered forms are
+/// `lowered` (abi::lowerModule, lower::lowerGraph), position by position. `externs` are the
+/// module's ExternFuncs (moduleExterns): a lowered graph's call of one becomes a call of its C
+/// symbol, declared in the module and resolved at link time.
 ///
 /// Guarantees: a module that passes the LLVM verifier (a failure is an internal error), with
 /// deterministic contents; no target is set yet (see prepareModule in Target.h).
 std::unique_ptr<llvm::Module> emitModule(llvm::LLVMContext &context, const std::string &name,
                                          const std::vector<ir::Func> &sources,
                                          const std::vector<ir::Func> &lowered,
-                                         const CodeGenOptions &options = {});
+                                         const CodeGenOptions &options = {},
+                                         const std::vector<ir::Func> &externs = {});
+
+/// The ExternFuncs of `module`, in module order.
+std::vector<ir::Func> moduleExterns(const ir::Module &module);
 
 /// The packed entry of the function with C name `cName`: `int32_t cName.packed(void **args)`,
 /// one slot per raw-entry argument, in order: a buffer's slot holds its data pointer, a

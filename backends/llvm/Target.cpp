@@ -177,14 +177,15 @@ bool emitObject(llvm::Module &module, llvm::TargetMachine &machine, bool assembl
 
 bool compileFunctions(const std::string &name, const std::vector<ir::Func> &sources,
                       const std::vector<ir::Func> &lowered, const TargetOptions &options,
-                      OutputKind kind, std::string &out, std::string &error) {
+                      OutputKind kind, std::string &out, std::string &error,
+                      const std::vector<ir::Func> &externs) {
   std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(options, error);
   if (!machine)
     return false;
   llvm::LLVMContext context;
   CodeGenOptions codegen;
   codegen.fastMath = options.fastMath;
-  std::unique_ptr<llvm::Module> module = emitModule(context, name, sources, lowered, codegen);
+  std::unique_ptr<llvm::Module> module = emitModule(context, name, sources, lowered, codegen, externs);
   optimizeModule(*module, *machine, options);
   switch (kind) {
   case OutputKind::IR: {

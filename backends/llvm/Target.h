@@ -54,9 +54,11 @@ enum class OutputKind { IR, Bitcode, Assembly, Object };
 
 /// The whole route of tdslc: emitModule (module `name`), the target of `options`, the -O
 /// pipeline, then the output: textual IR or bitcode after optimisation, assembly or an
-/// object. Deterministic. Returns false with `error` set for a bad --mcpu.
+/// object. Deterministic. Returns false with `error` set for a bad --mcpu. `externs`: as for
+/// emitModule.
 bool compileFunctions(const std::string &name, const std::vector<ir::Func> &sources,
                       const std::vector<ir::Func> &lowered, const TargetOptions &options,
-                      OutputKind kind, std::string &out, std::string &error);
+                      OutputKind kind, std::string &out, std::string &error,
+                      const std::vector<ir::Func> &externs = {});
 
 } // namespace tdsl::llvmgen

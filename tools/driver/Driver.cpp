@@ -6,6 +6,7 @@
 #include "backends/abi/Abi.h"
 #include "backends/cpp/CompileCpp.h"
 #include "backends/cpp/CppEmitter.h"
+#include "backends/llvm/LLVMBackend.h"
 #include "backends/llvm/Target.h"
 #include "backends/cuda/CudaEmitter.h"
 #include "ir/IRPrinter.h"
@@ -671,8 +672,6 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
     copts.lower.beforeStep = [&](const std::string &step, const ir::Func &f) { c.printBefore(step, f); };
     copts.lower.boundsCheck = opts.boundsCheck;
     copts.lower.locationText = [&](const SourceLoc &loc) { return c.locationText(loc); };
-    lower::LowerOptions lopts = copts.lower;
-    lopts.afterStep = copts.afterLowerStep;
     copts.headerGuard = headerGuard(opts.output.empty() || opts.output == "-" ? opts.input : opts.output);
     cuda::CudaOptions cuopts;
     cuopts.onlyFunc = opts.func;
@@ -729,9 +728,9 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
             << emitKindName(opts.emit == EmitKind::Asm ? EmitKind::Asm : EmitKind::Obj) << " --via=cpp\n";
         return 2;
       }
-      if (!opts.func.empty() && !ir->lookup(opts.func).as<ir::PrimFunc>()) {
+      if (!opts.func.empty() && ir->lookup(opts.func).as<ir::ExternFunc>()) {
         err << "tdslc: error: --emit=" << emitKindName(opts.emit) << " --func " << opts.func
-            << ": only funcs are compiled by this build (graphs and externs are not yet)\n";
+            << ": an extern func is defined by its library, not compiled\n";
         return 2;
       }
       llvmgen::TargetOptions options;
@@ -743,16 +742,12 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
                                  : opts.emit == EmitKind::Bitcode ? llvmgen::OutputKind::Bitcode
                                  : opts.emit == EmitKind::Asm     ? llvmgen::OutputKind::Assembly
                                                                   : llvmgen::OutputKind::Object;
-      // Graphs are compiled by the C++ route only: a warning names each one left out.
-      for (const ir::Func &f : cpp::emittedFunctions(*ir, copts))
-        if (f.as<ir::GraphFunc>())
-          err << "tdslc: warning: graph '" << f.name() << "' is not compiled by the LLVM backend yet (use --emit="
-              << emitKindName(opts.emit == EmitKind::Asm ? EmitKind::Asm : EmitKind::Obj) << " --via=cpp)\n";
-      std::vector<ir::Func> sources = abi::emittedFunctions(*ir, opts.func);
-      std::vector<ir::Func> lowered = abi::lowerModule(*ir, opts.func, lopts);
+      // The same functions as the C++ route: funcs, then graphs (--func G: G and its callees).
+      std::vector<ir::Func> sources = cpp::emittedFunctions(*ir, copts);
+      std::vector<ir::Func> lowered = cpp::lowerModule(*ir, copts);
       std::string bytes, error;
       if (!llvmgen::compileFunctions(fs::path(opts.input).filename().string(), sources, lowered, options,
-                                     kind, bytes, error)) {
+                                     kind, bytes, error, llvmgen::moduleExterns(*ir))) {
         err << "tdslc: error: " << error << "\n";
         return 2;
       }

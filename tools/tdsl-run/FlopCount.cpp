@@ -13,7 +13,8 @@ namespace {
 
 class Counter {
 public:
-  explicit Counter(std::unordered_map<Var, int64_t> env) : env_(std::move(env)) {}
+  Counter(std::unordered_map<Var, int64_t> env, const std::map<std::string, Func> &callees)
+      : env_(std::move(env)), callees_(callees) {}
 
   double stmt(const Stmt &s) {
     if (!s.defined())
@@ -46,13 +47,32 @@ public:
       return expr(s.as<Evaluate>()->value);
     case StmtKind::Allocate:
       return stmt(s.as<Allocate>()->body);
-    case StmtKind::Block:
+    case StmtKind::BufferView:
+      return stmt(s.as<BufferView>()->body);
+    case StmtKind::FuncCall:
+      return call(s.as<FuncCall>());
+    default: // blocks (not lowered), bounds checks
       return 0;
     }
     return 0;
   }
 
 private:
+  /// The callee's count with its shape variables (the last arguments of the raw entry).
+  double call(const FuncCall *op) {
+    auto it = callees_.find(op->callee);
+    const auto *f = it == callees_.end() ? nullptr : it->second.as<PrimFunc>();
+    if (!f || f->shapeVars.size() > op->args.size())
+      return 0;
+    std::unordered_map<Var, int64_t> env;
+    size_t first = op->args.size() - f->shapeVars.size();
+    for (size_t k = 0; k < f->shapeVars.size(); ++k)
+      if (const auto *e = std::get_if<Expr>(&op->args[first + k]))
+        if (std::optional<int64_t> v = eval(*e))
+          env[f->shapeVars[k]] = *v;
+    return Counter(std::move(env), callees_).stmt(f->body);
+  }
+
   static double expr(const Expr &e) {
     struct Ops : IRVisitor {
       double n = 0;
@@ -130,15 +150,17 @@ private:
   }
 
   std::unordered_map<Var, int64_t> env_;
+  const std::map<std::string, Func> &callees_;
 };
 
 } // namespace
 
-double countFlops(const Func &lowered, const std::unordered_map<Var, int64_t> &shapeVars) {
+double countFlops(const Func &lowered, const std::unordered_map<Var, int64_t> &shapeVars,
+                  const std::map<std::string, Func> &callees) {
   const auto *f = lowered.as<PrimFunc>();
   if (!f)
     return 0;
-  return Counter(shapeVars).stmt(f->body);
+  return Counter(shapeVars, callees).stmt(f->body);
 }
 
 } // namespace tdsl

@@ -5,8 +5,9 @@
 // backend and ORC JIT (or by the C++ backend and the Clang libraries with --via=cpp, or with
 // the reference interpreter with --interpret), and writes or summarises the outputs. --check
 // compares with the unscheduled function run by the interpreter; --bench times the compiled
-// function. Exit status: 0 success, 1 a load, check or run error, 2 a bad command line or a
-// mode this build does not have (graphs and externs through the JIT).
+// function. Graphs are compiled with the funcs they call; --load makes extern symbols
+// resolvable (by the interpreter and the JIT). Exit status: 0 success, 1 a load, check or run
+// error, 2 a bad command line or a mode this build does not have (an extern run directly).
 //
 //===--------------------------------------------------------------------------------------===//
 #include "backends/abi/Abi.h"
@@ -15,6 +16,8 @@
 #include "backends/interp/Interpreter.h"
 #include "backends/llvm/JIT.h"
 #include "backends/llvm/LLVMBackend.h"
+#include "ir/IRVisitor.h"
+#include "passes/lower/LowerGraph.h"
 #include "runtime/Float16.h"
 #include "runtime/Npy.h"
 #include "tools/driver/Driver.h"
@@ -29,7 +32,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <random>
+
+#include <dlfcn.h>
 
 namespace po = boost::program_options;
 using namespace tdsl;
@@ -44,7 +50,7 @@ const char *kHelp = R"(usage: tdsl-run FILE.tdsl --func NAME [options]
 
   --func NAME              the function or graph to run
   --interpret              run with the reference interpreter (default: compile the func
-                           with the LLVM backend and run it in-process, ORC JIT)
+                           or graph with the LLVM backend and run it in-process, ORC JIT)
   --via=llvm|cpp           how the JIT compiles: the LLVM backend (default), or the emitted
                            C++ compiled by the Clang libraries
   -O0, -O1, -O2, -O3       optimisation level of the JIT (default -O2)
@@ -356,26 +362,62 @@ const ParamInfo *findParam(const std::vector<ParamInfo> &params, const std::stri
 }
 
 /// The function compiled into the JIT: its packed entry (LLVMBackend.h) and what the
-/// arguments need.
+/// arguments need. For a graph, `source` is its signature (lower::graphSignature).
 struct Compiled {
   std::unique_ptr<llvmgen::Jit> jit;
   int32_t (*entry)(void **) = nullptr;
   const char *(*lastError)() = nullptr;
+  /// tdsl_last_error() of each --load library that defines one: a failing extern writes its
+  /// message to its own copy of the buffer (thread-local storage the JIT does not share).
+  std::vector<const char *(*)()> libraryErrors;
   ir::Func source, lowered;
+  /// Every lowered function, by name (a graph's callees, for the flop count).
+  std::map<std::string, ir::Func> loweredByName;
 };
 
-/// Compiles `func` of the (scheduled) module with the LLVM backend, or the C++ backend and the
-/// Clang libraries (--via=cpp), into a JIT. Returns nullopt after printing the error.
+/// The externs that the lowered functions call (FuncCall callees that are ExternFuncs of
+/// `module`), each once, in order of first call.
+std::vector<const ir::ExternFunc *> calledExterns(const ir::Module &module,
+                                                  const std::vector<ir::Func> &lowered) {
+  struct Calls : ir::IRVisitor {
+    std::vector<std::string> callees;
+    void visit(const ir::FuncCall *op) override {
+      if (std::find(callees.begin(), callees.end(), op->callee) == callees.end())
+        callees.push_back(op->callee);
+      ir::IRVisitor::visit(op);
+    }
+  } calls;
+  for (const ir::Func &f : lowered)
+    calls.visitStmt(f.as<ir::PrimFunc>()->body);
+  std::vector<const ir::ExternFunc *> out;
+  for (const std::string &name : calls.callees)
+    if (const auto *x = module.lookup(name).as<ir::ExternFunc>())
+      out.push_back(x);
+  return out;
+}
+
+/// Compiles `func` (a func, or a graph with the funcs it calls) of the (scheduled) module with
+/// the LLVM backend, or the C++ backend and the Clang libraries (--via=cpp), into a JIT whose
+/// symbols include those of the --load libraries. Returns nullopt after printing the error.
 std::optional<Compiled> compileForJit(const RunOptions &opts, const ir::Module &module) {
   Compiled c;
-  std::vector<ir::Func> sources = tdsl::abi::emittedFunctions(module, opts.func);
-  if (sources.empty()) {
+  cpp::CppOptions copts;
+  copts.onlyFunc = opts.func;
+  copts.format = false;
+  std::vector<ir::Func> sources = cpp::emittedFunctions(module, copts);
+  auto self = std::find_if(sources.begin(), sources.end(),
+                           [&](const ir::Func &f) { return f.name() == opts.func; });
+  if (self == sources.end()) {
     runError("'" + opts.func + "' has open generic constants: give them with -D NAME=VALUE");
     return std::nullopt;
   }
-  std::vector<ir::Func> lowered = tdsl::abi::lowerModule(module, opts.func);
-  c.source = sources[0];
-  c.lowered = lowered[0];
+  size_t index = static_cast<size_t>(self - sources.begin());
+  std::vector<ir::Func> lowered = cpp::lowerModule(module, copts);
+  c.source = sources[index].as<ir::GraphFunc>() ? lower::graphSignature(sources[index])
+                                                 : sources[index];
+  c.lowered = lowered[index];
+  for (size_t i = 0; i < sources.size(); ++i)
+    c.loweredByName[sources[i].name()] = lowered[i];
   llvmgen::TargetOptions target;
   target.optLevel = opts.optLevel;
   std::string error;
@@ -384,12 +426,30 @@ std::optional<Compiled> compileForJit(const RunOptions &opts, const ir::Module &
     runError(error);
     return std::nullopt;
   }
+  for (const std::string &lib : opts.libraries) {
+    if (!c.jit->loadLibrary(lib, error)) {
+      runError(error);
+      return std::nullopt;
+    }
+    // Already opened by the interpreter: this only takes another reference.
+    std::string file = lib.find('/') == std::string::npos ? "./" + lib : lib;
+    if (void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL))
+      if (void *fn = dlsym(handle, "tdsl_last_error"))
+        c.libraryErrors.push_back(reinterpret_cast<const char *(*)()>(fn));
+  }
+  // Every extern symbol must resolve before the code is linked (the JIT's own message would
+  // only say that a symbol is missing).
+  for (const ir::ExternFunc *x : calledExterns(module, lowered)) {
+    std::string ignored;
+    if (!c.jit->lookup(x->symbol, ignored)) {
+      runError("extern function '" + x->name + "' needs the symbol '" + x->symbol +
+               "', which no library given with --load defines");
+      return std::nullopt;
+    }
+  }
   std::string name = opts.file;
   bool added;
   if (opts.via == "cpp") {
-    cpp::CppOptions copts;
-    copts.onlyFunc = opts.func;
-    copts.format = false;
     cpp::CompileOptions cc;
     cc.optLevel = opts.optLevel;
     std::string object, errors;
@@ -399,13 +459,13 @@ std::optional<Compiled> compileForJit(const RunOptions &opts, const ir::Module &
     }
     added = c.jit->addObject(object, name + ".o", sources, lowered, error);
   } else {
-    added = c.jit->addFunctions(name, sources, lowered, error);
+    added = c.jit->addFunctions(name, sources, lowered, error, llvmgen::moduleExterns(module));
   }
   if (!added) {
     runError(error);
     return std::nullopt;
   }
-  std::string cName = tdsl::abi::cFunctionNames(sources)[0];
+  std::string cName = tdsl::abi::cFunctionNames(sources)[index];
   void *entry = c.jit->lookup(llvmgen::packedEntryName(cName), error);
   void *lastError = entry ? c.jit->lookup("tdsl_last_error", error) : nullptr;
   if (!entry || !lastError) {
@@ -489,8 +549,17 @@ bool callCompiled(const Compiled &c, ArgMap &args, std::string &error) {
     scalars.push_back(static_cast<uint64_t>(it->second));
     slots.push_back(&scalars.back());
   }
+  // The raw entry does not clear the message buffer (only _dlpack does): clear it here (it is
+  // the compiled code's own writable buffer), so that a failure's message is the one its
+  // callee wrote. A library's message is read only when that buffer stays empty.
+  const_cast<char *>(c.lastError())[0] = '\0';
   if (int32_t status = c.entry(slots.data())) {
-    error = "'" + source->name + "' returned " + std::to_string(status) + ": " + c.lastError();
+    std::string message = c.lastError();
+    for (auto libraryError : c.libraryErrors)
+      if (message.empty())
+        message = libraryError();
+    error = "'" + source->name + "' returned " + std::to_string(status) + ": " +
+            (message.empty() ? "(no message in tdsl_last_error())" : message);
     return false;
   }
   return true;
@@ -513,7 +582,7 @@ bool bench(const RunOptions &opts, const Compiled &c, const ArgMap &args, std::s
   std::sort(seconds.begin(), seconds.end());
   size_t n = seconds.size();
   double median = n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
-  double flops = countFlops(c.lowered, shapeValues(c, args));
+  double flops = countFlops(c.lowered, shapeValues(c, args), c.loweredByName);
   std::cout << "bench: '" << opts.func << "' (" << (opts.via == "cpp" ? "C++" : "LLVM") << ", -O"
             << opts.optLevel << "): " << formatNumber(median * 1e3) << " ms per call (median of " << n
             << "), " << formatNumber(flops) << " flop, " << formatNumber(median > 0 ? flops / median * 1e-9 : 0)
@@ -528,10 +597,10 @@ int run(const RunOptions &opts) {
   ir::Func func = module->lookup(opts.func);
   if (!func)
     return runError("no function or graph named '" + opts.func + "' in '" + opts.file + "'");
-  if (!opts.interpret && !func.as<ir::PrimFunc>()) {
-    std::cerr << "tdsl-run: error: '" << opts.func << "' is "
-              << (func.as<ir::GraphFunc>() ? "a graph" : "an extern func")
-              << ": this build compiles funcs only (run it with --interpret)\n";
+  if (!opts.interpret && func.as<ir::ExternFunc>()) {
+    std::cerr << "tdsl-run: error: '" << opts.func
+              << "' is an extern func: its library defines it; run a graph that calls it, or "
+                 "use --interpret\n";
     return 2;
   }
 

@@ -31,10 +31,11 @@ def integers(shape, lo, hi, seed=0, dtype=np.int32):
     return rng(seed).integers(lo, hi, size=shape, endpoint=True).astype(dtype)
 
 
-def run(func, inputs, outputs, extra=()):
+def run(func, inputs, outputs, extra=(), mode=None):
     """Runs `func`; `inputs` maps names to arrays (written as .npy) or Python scalars (passed
-    as literals); returns the arrays of the names in `outputs`."""
-    mode = os.environ.get("TDSL_RUN_MODE", "interpret")
+    as literals); returns the arrays of the names in `outputs`. `mode` overrides
+    TDSL_RUN_MODE (an extern func runs only in the interpreter)."""
+    mode = mode or os.environ.get("TDSL_RUN_MODE", "interpret")
     args = [TOOL, SOURCE, "--func", func] + {"interpret": ["--interpret"], "jit": ["--check"],
                                              "jit-cpp": ["--check", "--via=cpp"]}[mode]
     for name, value in inputs.items():
