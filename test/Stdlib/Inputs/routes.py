@@ -21,6 +21,8 @@ Routes (ROUTES below; adding a backend is one line there):
                     of a tiny function exits 0 with the right result;
 - llvm-obj          `tdslc --emit=obj` (LLVM directly) linked with the same harness, enabled
                     when the probe's object builds and runs correctly.
+Every route takes graphs too (a graph's header declares the funcs it calls first; the
+end-to-end graphs are in examples.test).
 `TDSL_STDLIB_ROUTES=interp,cpp` restricts the routes (for debugging).
 
 Comparison: |got - want| <= atol + rtol * |want| elementwise, NaNs must match, in float64.
@@ -128,7 +130,8 @@ def _compile_harness(func, consts, inputs, outputs, stem, obj_flags):
     header = stem + ".h"
     args = [TDSLC, SOURCE, "--emit=header", "-o", header] + flags
     _ok(_run(args), args)
-    symbol = re.search(r"int32_t (\w+)_dlpack\(", open(header).read()).group(1)
+    # The function itself is declared last (a graph after the funcs it calls).
+    symbol = re.findall(r"int32_t (\w+)_dlpack\(", open(header).read())[-1]
     call_args, t = [], 0
     for value in list(inputs.values()) + list(outputs.values()):
         if isinstance(value, np.ndarray):
