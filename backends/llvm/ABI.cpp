@@ -101,8 +101,7 @@ llvm::FunctionCallee ModuleState::externFunction(const ExternFunc &x) {
     isPointer.push_back(false);
   }
   for (size_t i = 0; i < types.size(); ++i)
-    params.push_back(isPointer[i] ? llvm::PointerType::getUnqual(context)
-                                  : storageType(types[i]));
+    params.push_back(isPointer[i] ? llvm::PointerType::getUnqual(context) : storageType(types[i]));
   auto *type = llvm::FunctionType::get(llvm::Type::getInt32Ty(context), params, false);
   llvm::FunctionCallee callee = module.getOrInsertFunction(x.symbol, type);
   auto *fn = llvm::dyn_cast<llvm::Function>(callee.getCallee());

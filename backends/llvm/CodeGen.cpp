@@ -1101,8 +1101,7 @@ std::unique_ptr<llvm::Module> emitModule(llvm::LLVMContext &context, const std::
   std::vector<std::string> names = abi::cFunctionNames(sources);
   for (size_t i = 0; i < sources.size(); ++i) {
     // A graph's DLPack entry validates its signature (inputs, one output per result).
-    Func source =
-        sources[i].as<GraphFunc>() ? lower::graphSignature(sources[i]) : sources[i];
+    Func source = sources[i].as<GraphFunc>() ? lower::graphSignature(sources[i]) : sources[i];
     const auto *prim = source.as<PrimFunc>();
     const auto *low = lowered[i].as<PrimFunc>();
     TDSL_IR_CHECK(prim && low, "the LLVM backend emits PrimFuncs and lowered graphs");

@@ -107,7 +107,8 @@ bool Jit::addFunctions(const std::string &name, const std::vector<ir::Func> &sou
   codegen.fastMath = impl_->options.fastMath;
   codegen.threadLocalError = false;
   codegen.packedEntries = true;
-  std::unique_ptr<llvm::Module> module = emitModule(*context, name, sources, lowered, codegen, externs);
+  std::unique_ptr<llvm::Module> module =
+      emitModule(*context, name, sources, lowered, codegen, externs);
   return addModule(std::move(module), std::move(context), error);
 }
 

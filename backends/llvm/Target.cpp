@@ -185,7 +185,8 @@ bool compileFunctions(const std::string &name, const std::vector<ir::Func> &sour
   llvm::LLVMContext context;
   CodeGenOptions codegen;
   codegen.fastMath = options.fastMath;
-  std::unique_ptr<llvm::Module> module = emitModule(context, name, sources, lowered, codegen, externs);
+  std::unique_ptr<llvm::Module> module =
+      emitModule(context, name, sources, lowered, codegen, externs);
   optimizeModule(*module, *machine, options);
   switch (kind) {
   case OutputKind::IR: {
