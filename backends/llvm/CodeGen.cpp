@@ -1085,6 +1085,60 @@ std::vector<Func> moduleExterns(const ir::Module &module) {
   return out;
 }
 
+std::string externSymbolClash(const std::vector<Func> &sources, const std::vector<Func> &lowered,
+                              const std::vector<Func> &externs) {
+  struct Calls : IRVisitor {
+    std::vector<std::string> callees;
+    void visit(const FuncCall *op) override { callees.push_back(op->callee); }
+  } calls;
+  for (const Func &f : lowered)
+    if (const auto *p = f.as<PrimFunc>())
+      calls.visitStmt(p->body);
+  std::map<std::string, std::string> emitted; // C name -> function
+  std::vector<std::string> names = abi::cFunctionNames(sources);
+  for (size_t i = 0; i < sources.size(); ++i)
+    emitted[names[i]] = sources[i].name();
+  static const std::set<std::string> runtime = {"malloc",
+                                                "aligned_alloc",
+                                                "free",
+                                                "abort",
+                                                "snprintf",
+                                                "erf",
+                                                "erff",
+                                                "GOMP_parallel",
+                                                "omp_get_thread_num",
+                                                "omp_get_num_threads",
+                                                "tdsl_last_error",
+                                                "_ZN14tdsl_generated10last_errorE"};
+  // The raw-entry type of an extern, as text: dtypes of inputs, outputs, shape variables.
+  auto signature = [](const ExternFunc &x) {
+    std::string out;
+    for (const FuncParam &p : x.inputs)
+      out += (p.isTensor() ? "*" + p.buffer.dtype().name() : p.scalar.dtype().name()) + ",";
+    for (const Buffer &b : x.outputs)
+      out += "*" + b.dtype().name() + ",";
+    return out + std::to_string(x.shapeVars.size());
+  };
+  std::map<std::string, const ExternFunc *> declared; // symbol -> first extern
+  for (const std::string &callee : calls.callees) {
+    const ExternFunc *x = nullptr;
+    for (const Func &f : externs)
+      if (f.name() == callee)
+        x = f.as<ExternFunc>();
+    if (!x)
+      continue;
+    std::string what = "extern func '" + x->name + "' has the symbol '" + x->symbol + "', ";
+    if (auto it = emitted.find(x->symbol); it != emitted.end())
+      return what + "which is also the C name of the emitted function '" + it->second + "'";
+    if (runtime.count(x->symbol) || x->symbol.rfind("tdsl.", 0) == 0)
+      return what + "which the emitted code uses for itself";
+    auto [it, inserted] = declared.emplace(x->symbol, x);
+    if (!inserted && it->second != x && signature(*it->second) != signature(*x))
+      return what + "which extern func '" + it->second->name + "' declares with other types";
+  }
+  return "";
+}
+
 std::unique_ptr<llvm::Module> emitModule(llvm::LLVMContext &context, const std::string &name,
                                          const std::vector<Func> &sources,
                                          const std::vector<Func> &lowered,

@@ -64,6 +64,15 @@ std::unique_ptr<llvm::Module> emitModule(llvm::LLVMContext &context, const std::
 /// The ExternFuncs of `module`, in module order.
 std::vector<ir::Func> moduleExterns(const ir::Module &module);
 
+/// Why the externs that the lowered graphs among `lowered` call cannot share one module with
+/// `sources` (emitModule's arguments): a symbol that is also the C name of an emitted function,
+/// one of the C library or OpenMP functions the emitted code calls, or one that two externs
+/// declare with different raw-entry types. Empty when there is no such clash; emitModule
+/// requires it to be empty.
+std::string externSymbolClash(const std::vector<ir::Func> &sources,
+                              const std::vector<ir::Func> &lowered,
+                              const std::vector<ir::Func> &externs);
+
 /// The packed entry of the function with C name `cName`: `int32_t cName.packed(void **args)`,
 /// one slot per raw-entry argument, in order: a buffer's slot holds its data pointer, a
 /// scalar's or shape variable's slot points at the value (in its ABI type).

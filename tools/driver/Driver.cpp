@@ -745,9 +745,14 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
       // The same functions as the C++ route: funcs, then graphs (--func G: G and its callees).
       std::vector<ir::Func> sources = cpp::emittedFunctions(*ir, copts);
       std::vector<ir::Func> lowered = cpp::lowerModule(*ir, copts);
+      std::vector<ir::Func> externs = llvmgen::moduleExterns(*ir);
+      if (std::string clash = llvmgen::externSymbolClash(sources, lowered, externs); !clash.empty()) {
+        err << "tdslc: error: " << clash << "\n";
+        return 1;
+      }
       std::string bytes, error;
       if (!llvmgen::compileFunctions(fs::path(opts.input).filename().string(), sources, lowered, options,
-                                     kind, bytes, error, llvmgen::moduleExterns(*ir))) {
+                                     kind, bytes, error, externs)) {
         err << "tdslc: error: " << error << "\n";
         return 2;
       }

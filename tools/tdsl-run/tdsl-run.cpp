@@ -459,7 +459,12 @@ std::optional<Compiled> compileForJit(const RunOptions &opts, const ir::Module &
     }
     added = c.jit->addObject(object, name + ".o", sources, lowered, error);
   } else {
-    added = c.jit->addFunctions(name, sources, lowered, error, llvmgen::moduleExterns(module));
+    std::vector<ir::Func> externs = llvmgen::moduleExterns(module);
+    if (std::string clash = llvmgen::externSymbolClash(sources, lowered, externs); !clash.empty()) {
+      runError(clash);
+      return std::nullopt;
+    }
+    added = c.jit->addFunctions(name, sources, lowered, error, externs);
   }
   if (!added) {
     runError(error);
