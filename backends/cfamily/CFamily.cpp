@@ -124,13 +124,18 @@ private:
   std::vector<std::string> blocks_;
 };
 
-/// `text` with each `$Q` replaced by `qualifier`.
-std::string qualify(std::string text, const std::string &qualifier) {
-  for (size_t at = text.find("$Q"); at != std::string::npos; at = text.find("$Q", at)) {
-    text.replace(at, 2, qualifier);
-    at += qualifier.size();
-  }
+/// `text` with each `$KEY` of `fills` replaced by its value.
+std::string fillIn(std::string text, const std::vector<std::pair<std::string, std::string>> &fills) {
+  for (const auto &[key, value] : fills)
+    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at)) {
+      text.replace(at, key.size(), value);
+      at += value.size();
+    }
   return text;
+}
+
+std::string qualify(const std::string &text, const std::string &qualifier) {
+  return fillIn(text, {{"$Q", qualifier}});
 }
 
 } // namespace
@@ -209,6 +214,74 @@ template <typename T> $Qstatic inline T tdsl_floormod(T a, T b) {
   }
 }
 )", qualifier);
+}
+
+std::string preludeHalfConversions(const HalfDialect &d) {
+  return fillIn(R"(// f16 and bf16 are stored as bit patterns and computed in float; conversions to them round
+// once, to nearest even.
+$Qstatic inline uint16_t tdsl_half_encode(int expBits, int manBits, double value) {
+  uint64_t bits;
+  $MEMCPY(&bits, &value, sizeof bits);
+  uint16_t sign = (bits >> 63) ? static_cast<uint16_t>(1u << (expBits + manBits)) : 0;
+  uint16_t inf = static_cast<uint16_t>(((1u << expBits) - 1) << manBits);
+  if (value != value)
+    return static_cast<uint16_t>(sign | inf | (1u << (manBits - 1)));
+  if ($ISINF)
+    return static_cast<uint16_t>(sign | inf);
+  int field = static_cast<int>((bits >> 52) & 0x7ff);
+  uint64_t mag = bits & ((uint64_t(1) << 52) - 1);
+  int exp = field == 0 ? -1074 : field - 1075;
+  if (field != 0)
+    mag |= uint64_t(1) << 52;
+  if (mag == 0)
+    return sign;
+$TOP  int bias = (1 << (expBits - 1)) - 1, emin = 1 - bias;
+  int lead = $LEAD + exp;
+  int lsb = (lead < emin ? emin : lead) - manBits;
+  int shift = lsb - exp;
+  uint64_t q;
+  if (shift <= 0) {
+    q = mag << -shift;
+  } else if (shift >= 64) {
+    q = 0;
+  } else {
+    q = mag >> shift;
+    uint64_t rem = mag & ((uint64_t(1) << shift) - 1), half = uint64_t(1) << (shift - 1);
+    if (rem > half || (rem == half && (q & 1)))
+      ++q;
+  }
+  uint64_t out = lead < emin ? q : (uint64_t(lead + bias - 1) << manBits) + q;
+  if (out >= inf)
+    return static_cast<uint16_t>(sign | inf);
+  return static_cast<uint16_t>(sign | out);
+}
+$Qstatic inline uint16_t tdsl_f16_bits(double x) { return tdsl_half_encode(5, 10, x); }
+$Qstatic inline uint16_t tdsl_bf16_bits(double x) { return tdsl_half_encode(8, 7, x); }
+$Qstatic inline float tdsl_f16_value(uint16_t h) {
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  float v = e == 0 ? $LDEXP(static_cast<float>(m), -24)
+            : e == 31 ? (m ? $NAN : $INF)
+                      : $LDEXP(static_cast<float>(m | 0x400), e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+$Qstatic inline float tdsl_bf16_value(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float v;
+  $MEMCPY(&v, &bits, sizeof v);
+  return v;
+}
+$Qstatic inline float tdsl_round_f16(double x) { return tdsl_f16_value(tdsl_f16_bits(x)); }
+$Qstatic inline float tdsl_round_bf16(double x) { return tdsl_bf16_value(tdsl_bf16_bits(x)); }
+
+)",
+                {{"$Q", d.qualifier},
+                 {"$MEMCPY", d.memcpy},
+                 {"$ISINF", d.isInf},
+                 {"$TOP", d.findTop},
+                 {"$LEAD", d.leadingBit},
+                 {"$LDEXP", d.ldexp},
+                 {"$NAN", d.nan},
+                 {"$INF", d.inf}});
 }
 
 std::string preludeDlpackChecks(const std::string &qualifier) {

@@ -79,6 +79,18 @@ std::unordered_map<ir::Var, std::string> nestComments(const ir::Stmt &sourceBody
 std::string preludeFail();
 /// Wrapping integer arithmetic (tdsl_add, ..., tdsl_abs), floor division and modulo.
 std::string preludeIntegerArithmetic(const std::string &qualifier);
+/// How a prelude spells what the f16/bf16 conversions use (device code has no std::).
+struct HalfDialect {
+  std::string qualifier;  ///< Before each `static inline`.
+  std::string memcpy;     ///< "std::memcpy"
+  std::string isInf;      ///< Whether the double `value` (its bits in `bits`) is infinite.
+  std::string findTop;    ///< Statements that `leadingBit` needs ("" for none).
+  std::string leadingBit; ///< The index of the leading set bit of the uint64_t `mag`.
+  std::string ldexp;      ///< ldexp on floats.
+  std::string nan, inf;   ///< Float NaN and infinity.
+};
+/// f16/bf16 conversions: tdsl_half_encode, tdsl_f16_bits, ..., tdsl_round_bf16.
+std::string preludeHalfConversions(const HalfDialect &d);
 /// tdsl_is_compact and tdsl_data, for the DLPack entries.
 std::string preludeDlpackChecks(const std::string &qualifier);
 /// The end of the anonymous namespace and the weak tdsl_last_error().

@@ -8,15 +8,11 @@
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "passes/lower/LowerGraph.h"
-#include "runtime/Float16.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
-#include <optional>
 #include <set>
 #include <sstream>
-#include <unordered_map>
 
 namespace tdsl::cpp {
 
@@ -68,63 +64,11 @@ template <typename T> static inline T tdsl_f2i(double x) {
   return static_cast<T>(x);
 }
 
-// f16 and bf16 are stored as bit patterns and computed in float; conversions to them round
-// once, to nearest even.
-static inline uint16_t tdsl_half_encode(int expBits, int manBits, double value) {
-  uint64_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  uint16_t sign = (bits >> 63) ? static_cast<uint16_t>(1u << (expBits + manBits)) : 0;
-  uint16_t inf = static_cast<uint16_t>(((1u << expBits) - 1) << manBits);
-  if (value != value)
-    return static_cast<uint16_t>(sign | inf | (1u << (manBits - 1)));
-  if (std::isinf(value))
-    return static_cast<uint16_t>(sign | inf);
-  int field = static_cast<int>((bits >> 52) & 0x7ff);
-  uint64_t mag = bits & ((uint64_t(1) << 52) - 1);
-  int exp = field == 0 ? -1074 : field - 1075;
-  if (field != 0)
-    mag |= uint64_t(1) << 52;
-  if (mag == 0)
-    return sign;
-  int bias = (1 << (expBits - 1)) - 1, emin = 1 - bias;
-  int lead = 63 - __builtin_clzll(mag) + exp;
-  int lsb = (lead < emin ? emin : lead) - manBits;
-  int shift = lsb - exp;
-  uint64_t q;
-  if (shift <= 0) {
-    q = mag << -shift;
-  } else if (shift >= 64) {
-    q = 0;
-  } else {
-    q = mag >> shift;
-    uint64_t rem = mag & ((uint64_t(1) << shift) - 1), half = uint64_t(1) << (shift - 1);
-    if (rem > half || (rem == half && (q & 1)))
-      ++q;
-  }
-  uint64_t out = lead < emin ? q : (uint64_t(lead + bias - 1) << manBits) + q;
-  if (out >= inf)
-    return static_cast<uint16_t>(sign | inf);
-  return static_cast<uint16_t>(sign | out);
-}
-static inline uint16_t tdsl_f16_bits(double x) { return tdsl_half_encode(5, 10, x); }
-static inline uint16_t tdsl_bf16_bits(double x) { return tdsl_half_encode(8, 7, x); }
-static inline float tdsl_f16_value(uint16_t h) {
-  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  float v = e == 0 ? std::ldexp(static_cast<float>(m), -24)
-            : e == 31 ? (m ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity())
-                      : std::ldexp(static_cast<float>(m | 0x400), e - 25);
-  return (h & 0x8000) ? -v : v;
-}
-static inline float tdsl_bf16_value(uint16_t h) {
-  uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float v;
-  std::memcpy(&v, &bits, sizeof v);
-  return v;
-}
-static inline float tdsl_round_f16(double x) { return tdsl_f16_value(tdsl_f16_bits(x)); }
-static inline float tdsl_round_bf16(double x) { return tdsl_bf16_value(tdsl_bf16_bits(x)); }
-
-// --bounds-check: the first failed check of a call records its message; the entry returns
+)" + cfamily::preludeHalfConversions({"", "std::memcpy", "std::isinf(value)", "",
+                                                     "63 - __builtin_clzll(mag)", "std::ldexp",
+                                                     "std::numeric_limits<float>::quiet_NaN()",
+                                                     "std::numeric_limits<float>::infinity()"}) +
+                              R"(// --bounds-check: the first failed check of a call records its message; the entry returns
 // it at the end (a check inside an OpenMP loop cannot return). Atomic: threads may race.
 static inline void tdsl_report(int *failed, char *message, size_t size, const char *format, ...) {
   if (__atomic_exchange_n(failed, 1, __ATOMIC_ACQ_REL))

@@ -8,15 +8,11 @@
 #include "ir/IRVisitor.h"
 #include "passes/lower/GpuAnalysis.h"
 #include "passes/lower/InsertSyncs.h"
-#include "runtime/Float16.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
-#include <optional>
 #include <set>
 #include <sstream>
-#include <unordered_map>
 
 namespace tdsl::cuda {
 
@@ -76,66 +72,10 @@ template <typename T> [[maybe_unused]] __host__ __device__ static inline T tdsl_
   return static_cast<T>(x);
 }
 
-// f16 and bf16 are stored as bit patterns and computed in float; conversions to them round
-// once, to nearest even.
-[[maybe_unused]] __host__ __device__ static inline uint16_t tdsl_half_encode(int expBits, int manBits, double value) {
-  uint64_t bits;
-  memcpy(&bits, &value, sizeof bits);
-  uint16_t sign = (bits >> 63) ? static_cast<uint16_t>(1u << (expBits + manBits)) : 0;
-  uint16_t inf = static_cast<uint16_t>(((1u << expBits) - 1) << manBits);
-  if (value != value)
-    return static_cast<uint16_t>(sign | inf | (1u << (manBits - 1)));
-  if (bits << 1 == uint64_t(0x7ff) << 53)
-    return static_cast<uint16_t>(sign | inf);
-  int field = static_cast<int>((bits >> 52) & 0x7ff);
-  uint64_t mag = bits & ((uint64_t(1) << 52) - 1);
-  int exp = field == 0 ? -1074 : field - 1075;
-  if (field != 0)
-    mag |= uint64_t(1) << 52;
-  if (mag == 0)
-    return sign;
-  int top = 63;
-  while (!((mag >> top) & 1))
-    --top;
-  int bias = (1 << (expBits - 1)) - 1, emin = 1 - bias;
-  int lead = top + exp;
-  int lsb = (lead < emin ? emin : lead) - manBits;
-  int shift = lsb - exp;
-  uint64_t q;
-  if (shift <= 0) {
-    q = mag << -shift;
-  } else if (shift >= 64) {
-    q = 0;
-  } else {
-    q = mag >> shift;
-    uint64_t rem = mag & ((uint64_t(1) << shift) - 1), half = uint64_t(1) << (shift - 1);
-    if (rem > half || (rem == half && (q & 1)))
-      ++q;
-  }
-  uint64_t out = lead < emin ? q : (uint64_t(lead + bias - 1) << manBits) + q;
-  if (out >= inf)
-    return static_cast<uint16_t>(sign | inf);
-  return static_cast<uint16_t>(sign | out);
-}
-[[maybe_unused]] __host__ __device__ static inline uint16_t tdsl_f16_bits(double x) { return tdsl_half_encode(5, 10, x); }
-[[maybe_unused]] __host__ __device__ static inline uint16_t tdsl_bf16_bits(double x) { return tdsl_half_encode(8, 7, x); }
-[[maybe_unused]] __host__ __device__ static inline float tdsl_f16_value(uint16_t h) {
-  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  float v = e == 0 ? ldexpf(static_cast<float>(m), -24)
-            : e == 31 ? (m ? NAN : INFINITY)
-                      : ldexpf(static_cast<float>(m | 0x400), e - 25);
-  return (h & 0x8000) ? -v : v;
-}
-[[maybe_unused]] __host__ __device__ static inline float tdsl_bf16_value(uint16_t h) {
-  uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float v;
-  memcpy(&v, &bits, sizeof v);
-  return v;
-}
-[[maybe_unused]] __host__ __device__ static inline float tdsl_round_f16(double x) { return tdsl_f16_value(tdsl_f16_bits(x)); }
-[[maybe_unused]] __host__ __device__ static inline float tdsl_round_bf16(double x) { return tdsl_bf16_value(tdsl_bf16_bits(x)); }
-
-)" + cfamily::preludeDlpackChecks("[[maybe_unused]] ") +
+)" + cfamily::preludeHalfConversions({kHostDevice, "memcpy", "bits << 1 == uint64_t(0x7ff) << 53",
+                                        "  int top = 63;\n  while (!((mag >> top) & 1))\n    --top;\n",
+                                        "top", "ldexpf", "NAN", "INFINITY"}) +
+    cfamily::preludeDlpackChecks("[[maybe_unused]] ") +
     R"(// A launch configuration the device accepts (grid.y and grid.z at most 65535, at most 1024
 // threads per block); 0 when some dimension is empty (the kernel has no iteration).
 [[maybe_unused]] static inline int32_t tdsl_launch_ok(const char *kernel, int64_t gx, int64_t gy, int64_t gz,
