@@ -128,17 +128,7 @@ protected:
   }
 
 private:
-  Expr subst(const Expr &e) {
-    // Let values refer to earlier lets: substitute until none is left (lets are acyclic).
-    Expr out = e;
-    for (size_t i = 0; i <= lets_.size(); ++i) {
-      Expr next = substitute(out, lets_);
-      if (next.sameAs(out))
-        break;
-      out = next;
-    }
-    return out;
-  }
+  Expr subst(const Expr &e) { return substituteLets(e, lets_); }
 
   bool provenInBounds(const Expr &index, const Expr &extent) {
     Expr i = subst(index);
@@ -189,10 +179,7 @@ Func insertBoundsChecks(const Func &func,
   TDSL_IR_CHECK(op, "insertBoundsChecks takes a PrimFunc");
   Checker checker(op->name, locationText);
   Stmt body = checker.mutate(op->body);
-  if (body.sameAs(op->body))
-    return func;
-  return PrimFunc::make(op->name, op->constVars, op->inputs, op->outputs, op->shapeVars,
-                        op->allocBuffers, body, op->loc);
+  return withBody(func, body);
 }
 
 } // namespace tdsl::lower

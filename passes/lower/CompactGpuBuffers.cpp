@@ -5,6 +5,7 @@
 #include "ir/IRVisitor.h"
 #include "passes/Simplify.h"
 #include "passes/lower/GpuAnalysis.h"
+#include "passes/lower/LowerUtils.h"
 
 #include <map>
 #include <set>
@@ -21,7 +22,7 @@ struct Access {
 };
 
 /// Every access to a Shared or Local buffer, with its enclosing loops.
-class CollectAccesses : public IRVisitor {
+class CollectAccesses : public AccessVisitor {
 public:
   std::map<const BufferNode *, std::vector<Access>> accesses;
   std::vector<Buffer> order; ///< Buffers in order of first access.
@@ -42,17 +43,9 @@ public:
     IRVisitor::visit(op);
     loops_.pop_back();
   }
-  void visit(const BufferLoad *op) override {
-    record(op->buffer, op->indices);
-    IRVisitor::visit(op);
-  }
-  void visit(const BufferStore *op) override {
-    record(op->buffer, op->indices);
-    IRVisitor::visit(op);
-  }
 
 private:
-  void record(const Buffer &b, const std::vector<Expr> &indices) {
+  void record(const Buffer &b, const std::vector<Expr> &indices) override {
     if (b.scope() == MemScope::Global || b.rank() == 0)
       return;
     auto &list = accesses[b.get()];

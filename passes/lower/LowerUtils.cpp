@@ -52,7 +52,7 @@ struct VarUses : IRVisitor {
 
 /// Walks a statement with the domain of the loops inside it, recording the boxes of one
 /// buffer's accesses.
-class BoxCollector : public IRVisitor {
+class BoxCollector : public AccessVisitor {
 public:
   explicit BoxCollector(const Buffer &b) : buffer_(b) {}
 
@@ -71,28 +71,11 @@ public:
     lets_[op->var] = subst(op->value);
     visitStmt(op->body);
   }
-  void visit(const BufferLoad *op) override {
-    record(op->buffer, op->indices);
-    IRVisitor::visit(op);
-  }
-  void visit(const BufferStore *op) override {
-    record(op->buffer, op->indices);
-    IRVisitor::visit(op);
-  }
 
 private:
-  Expr subst(const Expr &e) {
-    Expr out = e;
-    for (size_t i = 0; i <= lets_.size(); ++i) {
-      Expr next = substitute(out, lets_);
-      if (next.sameAs(out))
-        break;
-      out = next;
-    }
-    return out;
-  }
+  Expr subst(const Expr &e) { return substituteLets(e, lets_); }
 
-  void record(const Buffer &b, const std::vector<Expr> &indices) {
+  void record(const Buffer &b, const std::vector<Expr> &indices) override {
     if (!(b == buffer_) || failed)
       return;
     std::vector<schedule::Interval> box;
@@ -149,6 +132,36 @@ Expr substitute(const Expr &e, const std::unordered_map<Var, Expr> &map) {
 
 Stmt substitute(const Stmt &s, const std::unordered_map<Var, Expr> &map) {
   return map.empty() ? s : Substituter(map).mutate(s);
+}
+
+Func withBody(const Func &func, const Stmt &body) {
+  const auto *op = func.as<PrimFunc>();
+  TDSL_IR_CHECK(op, "withBody takes a PrimFunc");
+  if (body.sameAs(op->body))
+    return func;
+  return PrimFunc::make(op->name, op->constVars, op->inputs, op->outputs, op->shapeVars,
+                        op->allocBuffers, body, op->loc);
+}
+
+Expr substituteLets(const Expr &e, const std::unordered_map<Var, Expr> &lets) {
+  Expr out = e;
+  for (size_t i = 0; i <= lets.size(); ++i) {
+    Expr next = substitute(out, lets);
+    if (next.sameAs(out))
+      break;
+    out = next;
+  }
+  return out;
+}
+
+void AccessVisitor::visit(const BufferLoad *op) {
+  record(op->buffer, op->indices);
+  IRVisitor::visit(op);
+}
+
+void AccessVisitor::visit(const BufferStore *op) {
+  record(op->buffer, op->indices);
+  IRVisitor::visit(op);
 }
 
 bool usesBuffer(const Stmt &s, const Buffer &buffer) {

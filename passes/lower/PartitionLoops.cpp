@@ -195,10 +195,7 @@ Func partitionLoops(const Func &func) {
   const auto *op = func.as<PrimFunc>();
   TDSL_IR_CHECK(op, "partitionLoops takes a PrimFunc");
   Stmt body = Partitioner().mutate(op->body);
-  if (body.sameAs(op->body))
-    return func;
-  return PrimFunc::make(op->name, op->constVars, op->inputs, op->outputs, op->shapeVars,
-                        op->allocBuffers, body, op->loc);
+  return withBody(func, body);
 }
 
 } // namespace tdsl::lower

@@ -8,6 +8,7 @@
 #include "passes/lower/FlattenBuffers.h"
 #include "passes/lower/InsertSyncs.h"
 #include "passes/lower/LowerBlocks.h"
+#include "passes/lower/LowerUtils.h"
 #include "passes/lower/PartitionLoops.h"
 #include "passes/lower/PlaceAllocations.h"
 #include "passes/lower/UnrollLoops.h"
@@ -22,10 +23,7 @@ namespace {
 Func simplifyFunc(const Func &func) {
   const auto *op = func.as<PrimFunc>();
   Stmt body = simplify(op->body);
-  if (body.sameAs(op->body))
-    return func;
-  return PrimFunc::make(op->name, op->constVars, op->inputs, op->outputs, op->shapeVars,
-                        op->allocBuffers, body, op->loc);
+  return withBody(func, body);
 }
 
 struct Step {

@@ -3,6 +3,7 @@
 
 #include "ir/IRMutator.h"
 #include "passes/Simplify.h"
+#include "passes/lower/LowerUtils.h"
 
 #include <unordered_map>
 
@@ -81,10 +82,7 @@ Func unrollLoops(const Func &func) {
   const auto *op = func.as<PrimFunc>();
   TDSL_IR_CHECK(op, "unrollLoops takes a PrimFunc");
   Stmt body = Unroller().mutate(op->body);
-  if (body.sameAs(op->body))
-    return func;
-  return PrimFunc::make(op->name, op->constVars, op->inputs, op->outputs, op->shapeVars,
-                        op->allocBuffers, body, op->loc);
+  return withBody(func, body);
 }
 
 } // namespace tdsl::lower

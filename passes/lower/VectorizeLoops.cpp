@@ -172,10 +172,7 @@ Func vectorizeLoops(const Func &func) {
   const auto *op = func.as<PrimFunc>();
   TDSL_IR_CHECK(op, "vectorizeLoops takes a PrimFunc");
   Stmt body = Vectorizer().mutate(op->body);
-  if (body.sameAs(op->body))
-    return func;
-  return PrimFunc::make(op->name, op->constVars, op->inputs, op->outputs, op->shapeVars,
-                        op->allocBuffers, body, op->loc);
+  return withBody(func, body);
 }
 
 } // namespace tdsl::lower
