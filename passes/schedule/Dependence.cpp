@@ -95,10 +95,6 @@ bool varyingRange(const Affine &f, const Var &var, const std::map<const VarNode 
   return true;
 }
 
-} // namespace
-
-namespace {
-
 /// Whether the values of index expressions `ea` and `eb` differ in different iterations of
 /// `var`: both `c·var + fixed + rest` with the same c ≠ 0 and `fixed`, the `rest`s within one
 /// window narrower than |c|.
