@@ -6,6 +6,7 @@
 #include "ir/IR.h"
 #include "ir/Schedule.h"
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -29,10 +30,12 @@ void checkFunctionAccesses(const ir::Func &f, DiagnosticEngine &diags);
 /// `schedule` items (imported functions' schedules under their qualified names) and the
 /// --schedule files, which replace the source's schedule of the same function and target. A
 /// targeted schedule wins over the untargeted one. Parameters take their defaults, overridden by
-/// `-D NAME=V` / `-D FUNC.NAME=V` (the names used are added to `usedDefines`).
+/// `-D NAME=V` / `-D FUNC.NAME=V` (the names used are added to `usedDefines`) in the schedules
+/// of the functions `takesDefines` accepts (every function when it is empty).
 std::vector<ir::ScheduleScript>
 buildSchedules(const std::vector<ast::Module *> &modules, const std::vector<ast::Module *> &scheduleFiles,
                const std::string &target, const std::vector<std::pair<std::string, int64_t>> &defines,
-               std::set<std::string> &usedDefines, DiagnosticEngine &diags);
+               std::set<std::string> &usedDefines, DiagnosticEngine &diags,
+               const std::function<bool(const std::string &)> &takesDefines = {});
 
 } // namespace tdsl

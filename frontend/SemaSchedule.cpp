@@ -135,7 +135,8 @@ private:
 std::vector<ir::ScheduleScript>
 buildSchedules(const std::vector<ast::Module *> &modules, const std::vector<ast::Module *> &scheduleFiles,
                const std::string &target, const std::vector<std::pair<std::string, int64_t>> &defines,
-               std::set<std::string> &usedDefines, DiagnosticEngine &diags) {
+               std::set<std::string> &usedDefines, DiagnosticEngine &diags,
+               const std::function<bool(const std::string &)> &takesDefines) {
   // (function, target) → the schedule that applies; later sources replace earlier ones.
   std::map<std::pair<std::string, std::string>, std::pair<const ast::ScheduleDecl *, std::string>> chosen;
   std::vector<std::pair<std::string, std::string>> order;
@@ -170,12 +171,15 @@ buildSchedules(const std::vector<ast::Module *> &modules, const std::vector<ast:
       }
       params[p.name.name] = *v;
       // -D NAME=V and -D FUNC.NAME=V override the default; the qualified one wins.
-      for (const auto &[name, value] : defines) {
-        if (name == p.name.name || name == decl->func.str() + "." + p.name.name || name == fn + "." + p.name.name) {
+      if (takesDefines && !takesDefines(fn)) continue;
+      for (bool qualified : {false, true})
+        for (const auto &[name, value] : defines) {
+          bool match = qualified ? name == decl->func.str() + "." + p.name.name || name == fn + "." + p.name.name
+                                 : name == p.name.name;
+          if (!match) continue;
           params[p.name.name] = value;
           usedDefines.insert(name);
         }
-      }
     }
     if (!ok) continue;
     ir::ScheduleScript script;

@@ -2,9 +2,11 @@
 
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "passes/Simplify.h"
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 
 namespace tdsl::schedule {
 
@@ -93,20 +95,133 @@ bool varyingRange(const Affine &f, const Var &var, const std::map<const VarNode 
   return true;
 }
 
+/// Whether the values of index expressions `ea` and `eb` differ in different iterations of
+/// `var`: both `c·var + fixed + rest` with the same c ≠ 0 and `fixed`, the `rest`s within one
+/// window narrower than |c|.
+bool separatedAt(const Expr &ea, const Expr &eb, const Var &var, const std::map<const VarNode *, int64_t> &varying) {
+  std::optional<Affine> fa = affine(ea), fb = affine(eb);
+  if (!fa || !fb) return false;
+  int64_t c = fa->coeff(var);
+  if (c == 0 || c != fb->coeff(var)) return false;
+  if (fixedPart(*fa, var, varying) != fixedPart(*fb, var, varying)) return false;
+  int64_t loA, hiA, loB, hiB;
+  if (!varyingRange(*fa, var, varying, loA, hiA) || !varyingRange(*fb, var, varying, loB, hiB)) return false;
+  return std::max(hiA, hiB) - std::min(loA, loB) < std::abs(c);
+}
+
+/// An index read as one digit of a mixed-radix number plus a constant: `(base / lower) % extent
+/// + offset` (no extent: no `%`, the leading digit). What fuse binds: `f / 6` is {f, 6, -},
+/// `f % 6` is {f, 1, 6}, `f / K % N` is {f, K, N}; `f / 6 + 1` is {f, 6, -, 1}; any other
+/// expression e is {e, 1, -}.
+struct Digit {
+  Expr base;
+  std::string key; ///< the printed base, to compare bases
+  Expr lower, extent;
+  int64_t offset = 0;
+};
+
+/// The loops whose iterations are compared: `var` and the loops inside it.
+struct Moving {
+  const Var &var;
+  const std::map<const VarNode *, int64_t> &varying;
+  bool has(const VarNode *v) const { return v == var.get() || varying.count(v); }
+};
+
+/// A divisor that is the same in the iterations compared and not zero: a positive constant, or
+/// a product of positive constants and variables other than the moving loops (shape variables:
+/// a zero one leaves the fused loop empty).
+bool fixedDivisor(const Expr &e, const Moving &m) {
+  if (auto c = asConstInt(e)) return *c > 0;
+  if (auto *v = e.as<VarRef>()) return !m.has(v->var.get());
+  if (auto *p = e.as<Mul>()) return fixedDivisor(p->a, m) && fixedDivisor(p->b, m);
+  return false;
+}
+
+Digit digitOf(const Expr &e, const Moving &mv) {
+  auto shifted = [&](const Expr &x, int64_t by) {
+    Digit d = digitOf(x, mv);
+    d.offset += by;
+    return d;
+  };
+  if (auto *a = e.as<Add>()) {
+    if (auto c = asConstInt(a->b)) return shifted(a->a, *c);
+    if (auto c = asConstInt(a->a)) return shifted(a->b, *c);
+  }
+  if (auto *sb = e.as<Sub>())
+    if (auto c = asConstInt(sb->b)) return shifted(sb->a, -*c);
+  if (auto *d = e.as<Div>(); d && fixedDivisor(d->b, mv)) {
+    Digit in = digitOf(d->a, mv);
+    if (!in.extent.defined() && in.offset == 0) // (x / a) / c == x / (a·c)
+      return {in.base, in.key, simplify(in.lower * d->b), Expr()};
+    return {d->a, toString(d->a), d->b, Expr()};
+  }
+  if (auto *m = e.as<Mod>(); m && fixedDivisor(m->b, mv)) {
+    Digit in = digitOf(m->a, mv);
+    if (!in.extent.defined() && in.offset == 0) return {in.base, in.key, in.lower, m->b};
+    return {m->a, toString(m->a), intImm(1), m->b};
+  }
+  return {e, toString(e), intImm(1), Expr()};
+}
+
+bool sameExpr(const Expr &x, const Expr &y) {
+  if (x.defined() != y.defined()) return false;
+  return !x.defined() || toString(x) == toString(y);
+}
+
+/// Index expressions equal exactly when the whole index tuples are: for each base whose
+/// digits all appear among the dimensions of `a` — lower 1, each next lower the previous
+/// lower·extent, the last without `%` — the base itself, paired with the base of `b` when `b`
+/// has the same digits (and offsets) at the same dimensions. Since base == Σ digit·lower for floor division
+/// and modulo, equal tuples have equal bases: distinct bases mean distinct elements. This is
+/// how the iterations of a fused loop (`f / 6`, `f % 6`) are seen to touch distinct elements.
+std::vector<std::pair<Expr, Expr>> recombined(const LoopAccess &a, const LoopAccess &b, const Moving &mv) {
+  std::vector<std::pair<Expr, Expr>> out;
+  size_t n = std::min(a.indices.size(), b.indices.size());
+  std::vector<Digit> da, db;
+  for (size_t d = 0; d < n; ++d) {
+    da.push_back(digitOf(a.indices[d], mv));
+    db.push_back(digitOf(b.indices[d], mv));
+  }
+  std::set<std::string> done;
+  for (size_t start = 0; start < n; ++start) {
+    const std::string &key = da[start].key;
+    if (!done.insert(key).second) continue;
+    // Follow the chain of digits of this base from lower 1 up to the leading digit.
+    std::vector<size_t> chain;
+    Expr lower = intImm(1);
+    bool complete = false;
+    while (true) {
+      size_t next = n;
+      for (size_t d = 0; d < n && next == n; ++d)
+        if (da[d].key == key && sameExpr(da[d].lower, lower) &&
+            std::find(chain.begin(), chain.end(), d) == chain.end())
+          next = d;
+      if (next == n) break;
+      chain.push_back(next);
+      if (!da[next].extent.defined()) {
+        complete = true;
+        break;
+      }
+      lower = simplify(lower * da[next].extent);
+    }
+    if (!complete || chain.size() < 2) continue; // one digit: the dimension itself is tested
+    bool same = true;
+    for (size_t d : chain)
+      same = same && db[d].key == db[chain.front()].key && sameExpr(db[d].lower, da[d].lower) &&
+             sameExpr(db[d].extent, da[d].extent) && db[d].offset == da[d].offset;
+    if (same) out.emplace_back(da[chain.front()].base, db[chain.front()].base);
+  }
+  return out;
+}
+
 } // namespace
 
 bool separatedBy(const LoopAccess &a, const LoopAccess &b, const Var &var,
                  const std::map<const VarNode *, int64_t> &varying) {
-  for (size_t d = 0; d < a.indices.size() && d < b.indices.size(); ++d) {
-    std::optional<Affine> fa = affine(a.indices[d]), fb = affine(b.indices[d]);
-    if (!fa || !fb) continue;
-    int64_t c = fa->coeff(var);
-    if (c == 0 || c != fb->coeff(var)) continue;
-    if (fixedPart(*fa, var, varying) != fixedPart(*fb, var, varying)) continue;
-    int64_t loA, hiA, loB, hiB;
-    if (!varyingRange(*fa, var, varying, loA, hiA) || !varyingRange(*fb, var, varying, loB, hiB)) continue;
-    if (std::max(hiA, hiB) - std::min(loA, loB) < std::abs(c)) return true;
-  }
+  for (size_t d = 0; d < a.indices.size() && d < b.indices.size(); ++d)
+    if (separatedAt(a.indices[d], b.indices[d], var, varying)) return true;
+  for (const auto &[ea, eb] : recombined(a, b, Moving{var, varying}))
+    if (separatedAt(ea, eb, var, varying)) return true;
   return false;
 }
 

@@ -27,6 +27,8 @@ std::map<const ir::VarNode *, int64_t> innerLoops(const ir::For *loop);
 /// do not vary and constants), and both `rest`s (over the `varying` loops, with their extents)
 /// within one window narrower than |c|: each iteration owns its slice. `i * 4 + j` and
 /// `i * 4 + ax0` with j, ax0 in [0, 4) are separated; `i + j`, or `i * 4 + j - 1`, are not.
+/// Dimensions that are the mixed-radix digits of one expression (`f / 6`, `f % 6`: what fuse
+/// binds) are tested as that expression, since the digits together determine it.
 bool separatedBy(const LoopAccess &a, const LoopAccess &b, const ir::Var &var,
                  const std::map<const ir::VarNode *, int64_t> &varying);
 

@@ -341,6 +341,32 @@ bool writeDepFile(const DriverOptions &opts, const std::vector<std::string> &dep
 
 namespace {
 
+/// The callees of the calls in graph `g` (dataflow regions included).
+std::set<std::string> calleesOf(const ir::GraphFunc &g) {
+  std::set<std::string> out;
+  for (const ir::GraphItem &item : g.body) {
+    if (const auto *c = std::get_if<ir::CallBinding>(&item)) out.insert(c->callee);
+    if (const auto *df = std::get_if<ir::DataflowBlock>(&item))
+      for (const ir::GraphBinding &b : df->bindings)
+        if (const auto *c = std::get_if<ir::CallBinding>(&b)) out.insert(c->callee);
+  }
+  return out;
+}
+
+/// `root` and every function it calls, directly or not: what `--func root` compiles.
+std::set<std::string> reachableFrom(const ir::Module &m, const std::string &root) {
+  std::set<std::string> seen = {root};
+  std::vector<std::string> work = {root};
+  while (!work.empty()) {
+    ir::Func f = m.lookup(work.back());
+    work.pop_back();
+    if (const auto *g = f.defined() ? f.as<ir::GraphFunc>() : nullptr)
+      for (const std::string &c : calleesOf(*g))
+        if (seen.insert(c).second) work.push_back(c);
+  }
+  return seen;
+}
+
 /// Removes the functions graph passes made that no graph calls any more (an instance fused
 /// away, a fused function fused again), and moves the others before the module's graphs.
 void dropUncalled(ir::Module &m, const std::vector<graph::DerivedFunc> &instances,
@@ -349,13 +375,10 @@ void dropUncalled(ir::Module &m, const std::vector<graph::DerivedFunc> &instance
   for (const auto *list : {&instances, &fused})
     for (const graph::DerivedFunc &d : *list) made.insert(d.name);
   for (const ir::Func &f : m.functions())
-    if (const auto *g = f.as<ir::GraphFunc>())
-      for (const ir::GraphItem &item : g->body) {
-        if (const auto *c = std::get_if<ir::CallBinding>(&item)) called.insert(c->callee);
-        if (const auto *df = std::get_if<ir::DataflowBlock>(&item))
-          for (const ir::GraphBinding &b : df->bindings)
-            if (const auto *c = std::get_if<ir::CallBinding>(&b)) called.insert(c->callee);
-      }
+    if (const auto *g = f.as<ir::GraphFunc>()) {
+      std::set<std::string> c = calleesOf(*g);
+      called.insert(c.begin(), c.end());
+    }
   // The ones kept go before the module's first graph, where a re-parse of the printed IR puts
   // them (funcs and externs first, then graphs), so that the round trip prints the same text.
   std::vector<ir::Func> derived;
@@ -461,20 +484,27 @@ std::optional<ir::Module> Compilation::buildIR() {
   printAfter("sema", *ir);
 
   std::set<std::string> usedDefines;
+  // Under --func F, -D binds the constants of F only, and the schedule parameters of F and of
+  // what F calls (what is compiled); the other functions are left as they are (spec §9).
+  std::set<std::string> compiled;
+  if (!opts_.func.empty()) compiled = reachableFrom(*ir, opts_.func);
+  auto takesConstants = [&](const std::string &fn) { return opts_.func.empty() || fn == opts_.func; };
+  auto takesParams = [&](const std::string &fn) { return opts_.func.empty() || compiled.count(fn) > 0; };
   // A generic func of the main module whose constants -D gives becomes its instance, checked
   // again (spec §11) before its schedule applies.
   for (const ir::Func &f : std::vector<ir::Func>(ir->functions())) {
     auto *p = f.as<ir::PrimFunc>();
-    if (!p || p->constVars.empty() || f.name().find('.') != std::string::npos) continue;
+    if (!p || p->constVars.empty() || f.name().find('.') != std::string::npos || !takesConstants(f.name())) continue;
     std::vector<int64_t> values;
     std::vector<std::string> missing;
     for (const ir::Var &c : p->constVars) {
       std::optional<int64_t> v;
-      for (const auto &[name, value] : opts_.defines)
-        if (name == c.name() || name == f.name() + "." + c.name()) {
-          v = value;
-          usedDefines.insert(name);
-        }
+      for (bool qualified : {false, true}) // -D FUNC.NAME wins over -D NAME
+        for (const auto &[name, value] : opts_.defines)
+          if (name == (qualified ? f.name() + "." + c.name() : c.name())) {
+            v = value;
+            usedDefines.insert(name);
+          }
       if (v) values.push_back(*v);
       else missing.push_back(c.name());
     }
@@ -509,7 +539,12 @@ std::optional<ir::Module> Compilation::buildIR() {
   }
 
   std::vector<ir::ScheduleScript> scripts =
-      buildSchedules(modules, st.scheduleModules, opts_.target, opts_.defines, usedDefines, st.diags);
+      buildSchedules(modules, st.scheduleModules, opts_.target, opts_.defines, usedDefines, st.diags, takesParams);
+  // The schedules of functions --func does not compile are not applied: they may need constants
+  // only -D for that function would give.
+  scripts.erase(std::remove_if(scripts.begin(), scripts.end(),
+                               [&](const ir::ScheduleScript &s) { return !takesParams(s.func); }),
+                scripts.end());
   // An instance is scheduled by its generic function's script.
   for (const graph::DerivedFunc &d : instances)
     for (size_t i = 0, n = scripts.size(); i < n; ++i)
@@ -520,14 +555,24 @@ std::optional<ir::Module> Compilation::buildIR() {
       }
   // -D also gives generic constants of the module's funcs (`-D P=1` or `-D conv.P=1`).
   for (const ir::Func &f : ir->functions())
-    if (auto *p = f.as<ir::PrimFunc>())
+    if (auto *p = f.as<ir::PrimFunc>(); p && takesConstants(f.name()))
       for (const ir::Var &c : p->constVars)
         for (const auto &[name, value] : opts_.defines)
           if (name == c.name() || name == f.name() + "." + c.name()) usedDefines.insert(name);
-  for (const auto &[name, value] : opts_.defines)
-    if (!usedDefines.count(name))
-      st.diags.warning(SourceRange(), "-D " + name + "=" + std::to_string(value) +
-                                          " is not used by any schedule parameter or function constant");
+  for (const auto &[name, value] : opts_.defines) {
+    if (usedDefines.count(name)) continue;
+    std::string d = "-D " + name + "=" + std::to_string(value);
+    size_t dot = name.rfind('.');
+    if (opts_.func.empty())
+      st.diags.warning(SourceRange(), d + " is not used by any schedule parameter or function constant");
+    else if (dot != std::string::npos && !takesParams(name.substr(0, dot)))
+      st.diags.warning(SourceRange(), d + " is not used: --func " + opts_.func + " does not compile '" +
+                                          name.substr(0, dot) + "'");
+    else
+      st.diags.warning(SourceRange(), d + " is not used by --func " + opts_.func + ": no constant of '" +
+                                          opts_.func + "' and no schedule parameter of it or of what it calls "
+                                          "is named '" + name.substr(dot == std::string::npos ? 0 : dot + 1) + "'");
+  }
   st.diags.flush();
   if (st.diags.hasErrors()) return std::nullopt;
   if (!opts_.noSchedule) {
