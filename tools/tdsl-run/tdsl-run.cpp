@@ -254,6 +254,7 @@ std::optional<ir::Module> loadModule(const RunOptions &opts, bool plain = false)
   DriverOptions dopts;
   dopts.noSchedule = plain || opts.noSchedule;
   dopts.graphPasses = !plain;
+  dopts.func = opts.func; // -D binds the selected function (and its callees' schedule parameters)
   dopts.input = opts.file;
   dopts.target = opts.target;
   dopts.includeDirs = opts.includeDirs;
