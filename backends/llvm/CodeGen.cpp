@@ -1087,13 +1087,6 @@ std::vector<Func> moduleExterns(const ir::Module &module) {
 
 std::string externSymbolClash(const std::vector<Func> &sources, const std::vector<Func> &lowered,
                               const std::vector<Func> &externs) {
-  struct Calls : IRVisitor {
-    std::vector<std::string> callees;
-    void visit(const FuncCall *op) override { callees.push_back(op->callee); }
-  } calls;
-  for (const Func &f : lowered)
-    if (const auto *p = f.as<PrimFunc>())
-      calls.visitStmt(p->body);
   std::map<std::string, std::string> emitted; // C name -> function
   std::vector<std::string> names = abi::cFunctionNames(sources);
   for (size_t i = 0; i < sources.size(); ++i)
@@ -1120,7 +1113,7 @@ std::string externSymbolClash(const std::vector<Func> &sources, const std::vecto
     return out + std::to_string(x.shapeVars.size());
   };
   std::map<std::string, const ExternFunc *> declared; // symbol -> first extern
-  for (const std::string &callee : calls.callees) {
+  for (const std::string &callee : lower::calledFunctions(lowered)) {
     const ExternFunc *x = nullptr;
     for (const Func &f : externs)
       if (f.name() == callee)

@@ -1,10 +1,12 @@
 //===- passes/lower/LowerGraph.cpp - Graphs to loop-level functions ------------------------===//
 #include "passes/lower/LowerGraph.h"
 
+#include "ir/IRVisitor.h"
 #include "passes/Simplify.h"
 #include "passes/graph/Graph.h"
 #include "passes/graph/GraphUtils.h"
 
+#include <algorithm>
 #include <map>
 
 namespace tdsl::lower {
@@ -129,6 +131,21 @@ Func lowerGraph(const Func &f, const Module &module) {
   if (needArena)
     s = Allocate::make(arena, s);
   return PrimFunc::make(g->name, {}, inputs, outputs, g->shapeVars, {}, s, g->loc);
+}
+
+std::vector<std::string> calledFunctions(const std::vector<ir::Func> &lowered) {
+  struct Calls : ir::IRVisitor {
+    std::vector<std::string> callees;
+    void visit(const ir::FuncCall *op) override {
+      if (std::find(callees.begin(), callees.end(), op->callee) == callees.end())
+        callees.push_back(op->callee);
+      ir::IRVisitor::visit(op);
+    }
+  } calls;
+  for (const ir::Func &f : lowered)
+    if (const auto *p = f.as<ir::PrimFunc>())
+      calls.visitStmt(p->body);
+  return calls.callees;
 }
 
 } // namespace tdsl::lower

@@ -33,4 +33,8 @@ ir::Func graphSignature(const ir::Func &g);
 /// forms of graphSignature(g)'s, position by position.
 ir::Func lowerGraph(const ir::Func &g, const ir::Module &module);
 
+/// The callees of the FuncCalls in `lowered` (lowered PrimFuncs), each once, in order of first
+/// call: what a backend declares and a JIT must resolve.
+std::vector<std::string> calledFunctions(const std::vector<ir::Func> &lowered);
+
 } // namespace tdsl::lower

@@ -16,7 +16,6 @@
 #include "backends/interp/Interpreter.h"
 #include "backends/llvm/JIT.h"
 #include "backends/llvm/LLVMBackend.h"
-#include "ir/IRVisitor.h"
 #include "passes/lower/LowerGraph.h"
 #include "runtime/Float16.h"
 #include "runtime/Npy.h"
@@ -380,18 +379,8 @@ struct Compiled {
 /// `module`), each once, in order of first call.
 std::vector<const ir::ExternFunc *> calledExterns(const ir::Module &module,
                                                   const std::vector<ir::Func> &lowered) {
-  struct Calls : ir::IRVisitor {
-    std::vector<std::string> callees;
-    void visit(const ir::FuncCall *op) override {
-      if (std::find(callees.begin(), callees.end(), op->callee) == callees.end())
-        callees.push_back(op->callee);
-      ir::IRVisitor::visit(op);
-    }
-  } calls;
-  for (const ir::Func &f : lowered)
-    calls.visitStmt(f.as<ir::PrimFunc>()->body);
   std::vector<const ir::ExternFunc *> out;
-  for (const std::string &name : calls.callees)
+  for (const std::string &name : lower::calledFunctions(lowered))
     if (const auto *x = module.lookup(name).as<ir::ExternFunc>())
       out.push_back(x);
   return out;
