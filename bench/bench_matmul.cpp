@@ -4,7 +4,8 @@
 // and every TDSL kernel found in the kernel folder, at each size and thread count. Each result
 // is checked once against cblas_sgemm; each run reports GFLOP/s (from the mean and the median
 // wall time of a call, and from the CPU time of the working threads) and how many threads
-// really worked (per-thread CPU clocks); a table with the ratios to both peers closes the run. docs/benchmarks.md describes the kernels, the routes and the results.
+// really worked (per-thread CPU clocks); a table with the ratios to both peers closes the run.
+// docs/benchmarks.md describes the kernels, the routes and the results.
 //
 //   bench_matmul [--kernels=DIR] [--sizes=256,512,1024,2048] [--threads=1,2] [--check-only]
 //                [--openblas-coretype=SkylakeX] [Google Benchmark flags]
@@ -58,7 +59,7 @@ using KernelFn = int32_t (*)(const float *, const float *, float *);
 struct Impl {
   std::string label; ///< what the table shows: "oneDNN", "tiled c++/g++", …
   bool peer = false;
-  int64_t n = 0;     ///< the size a TDSL kernel was compiled for (0: any size)
+  int64_t n = 0; ///< the size a TDSL kernel was compiled for (0: any size)
   KernelFn fn = nullptr;
 };
 
@@ -74,8 +75,8 @@ struct Result {
 
 /// How the threads of the process used the CPU between two snapshots.
 struct ThreadUse {
-  int busy = 0;         ///< threads with at least half the CPU time of the busiest
-  double busyCpu = 0;   ///< their CPU seconds, summed
+  int busy = 0;       ///< threads with at least half the CPU time of the busiest
+  double busyCpu = 0; ///< their CPU seconds, summed
 };
 
 struct Matrices {
@@ -83,7 +84,7 @@ struct Matrices {
   float *a, *b, *c, *ref;
 };
 
-std::vector<std::string> gOrder;                              // labels, in registration order
+std::vector<std::string> gOrder;                                  // labels, in registration order
 std::map<std::tuple<int64_t, int, std::string>, Result> gResults; // (N, threads, label)
 std::map<std::tuple<int64_t, int, std::string>, bool> gChecked;
 int gFailures = 0;
@@ -107,8 +108,8 @@ Matrices makeMatrices(int64_t n) {
     m.a[i] = dist(gen);
     m.b[i] = dist(gen);
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, m.a, n, m.b, n, 0.0f,
-              m.ref, n);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, m.a, n, m.b, n, 0.0f, m.ref,
+              n);
   return m;
 }
 
@@ -123,8 +124,8 @@ bool call(const Impl &impl, const Matrices &m) {
   if (impl.label == "oneDNN")
     return dnnl_sgemm('N', 'N', n, n, n, 1.0f, m.a, n, m.b, n, 0.0f, m.c, n) == dnnl_success;
   if (impl.label == "OpenBLAS") {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, m.a, n, m.b, n, 0.0f,
-                m.c, n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, m.a, n, m.b, n, 0.0f, m.c,
+                n);
     return true;
   }
   return impl.fn(m.a, m.b, m.c) == 0;
@@ -139,7 +140,8 @@ double relativeError(const Impl &impl, const Matrices &m) {
   double maxDiff = 0, maxRef = 0;
   for (int64_t i = 0; i < m.n * m.n; ++i) {
     double d = std::fabs(double(m.c[i]) - double(m.ref[i]));
-    if (!(d <= maxDiff)) maxDiff = std::isnan(d) ? INFINITY : d;
+    if (!(d <= maxDiff))
+      maxDiff = std::isnan(d) ? INFINITY : d;
     maxRef = std::max(maxRef, std::fabs(double(m.ref[i])));
   }
   return maxRef > 0 ? maxDiff / maxRef : maxDiff;
@@ -152,10 +154,12 @@ constexpr double kTolerance = 1e-5;
 std::map<long, double> threadCpuSeconds() {
   std::map<long, double> out;
   DIR *d = opendir("/proc/self/task");
-  if (!d) return out;
+  if (!d)
+    return out;
   while (dirent *e = readdir(d)) {
     long tid = std::atol(e->d_name);
-    if (tid <= 0) continue;
+    if (tid <= 0)
+      continue;
     timespec ts{};
     if (clock_gettime(static_cast<clockid_t>((~tid) << 3 | 6), &ts) == 0)
       out[tid] = ts.tv_sec + 1e-9 * ts.tv_nsec;
@@ -227,7 +231,8 @@ std::vector<int64_t> parseList(const std::string &s) {
   while (pos < s.size()) {
     size_t comma = s.find(',', pos);
     out.push_back(std::atoll(s.substr(pos, comma - pos).c_str()));
-    if (comma == std::string::npos) break;
+    if (comma == std::string::npos)
+      break;
     pos = comma + 1;
   }
   return out;
@@ -235,7 +240,9 @@ std::vector<int64_t> parseList(const std::string &s) {
 
 /// "tiled c++/g++" for "matmul_tiled.cpp"; the func and route names stay visible.
 std::string kernelLabel(const std::string &func, const std::string &route) {
-  std::string f = func == "matmul" ? "sched" : func.rfind("matmul_", 0) == 0 ? func.substr(7) : func;
+  std::string f = func == "matmul"                ? "sched"
+                  : func.rfind("matmul_", 0) == 0 ? func.substr(7)
+                                                  : func;
   std::string r = route == "cpp"     ? "c++/g++"
                   : route == "clang" ? "obj/via=cpp"
                   : route == "llvm"  ? "obj/llvm"
@@ -257,13 +264,17 @@ std::vector<Impl> loadKernels(const std::string &dir, const std::vector<int64_t>
   closedir(d);
   std::sort(names.begin(), names.end());
   for (const std::string &name : names) {
-    if (name.size() < 4 || name.substr(name.size() - 3) != ".so") continue;
+    if (name.size() < 4 || name.substr(name.size() - 3) != ".so")
+      continue;
     std::string stem = name.substr(0, name.size() - 3);
-    size_t dot2 = stem.rfind('.'), dot1 = dot2 == std::string::npos ? dot2 : stem.rfind('.', dot2 - 1);
-    if (dot1 == std::string::npos) continue;
+    size_t dot2 = stem.rfind('.'),
+           dot1 = dot2 == std::string::npos ? dot2 : stem.rfind('.', dot2 - 1);
+    if (dot1 == std::string::npos)
+      continue;
     std::string func = stem.substr(0, dot1), route = stem.substr(dot1 + 1, dot2 - dot1 - 1);
     int64_t n = std::atoll(stem.substr(dot2 + 1).c_str());
-    if (std::find(sizes.begin(), sizes.end(), n) == sizes.end()) continue;
+    if (std::find(sizes.begin(), sizes.end(), n) == sizes.end())
+      continue;
     std::string path = dir + "/" + name;
     void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) {
@@ -279,7 +290,8 @@ std::vector<Impl> loadKernels(const std::string &dir, const std::vector<int64_t>
     }
     out.push_back({kernelLabel(func, route), false, n, fn});
   }
-  std::stable_sort(out.begin(), out.end(), [](const Impl &a, const Impl &b) { return a.label < b.label; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Impl &a, const Impl &b) { return a.label < b.label; });
   return out;
 }
 
@@ -287,7 +299,8 @@ std::vector<Impl> loadKernels(const std::string &dir, const std::vector<int64_t>
 std::string providerOf(const char *symbol) {
   void *p = dlsym(RTLD_DEFAULT, symbol);
   Dl_info info{};
-  if (!p || !dladdr(p, &info) || !info.dli_fname) return "(not found)";
+  if (!p || !dladdr(p, &info) || !info.dli_fname)
+    return "(not found)";
   return info.dli_fname;
 }
 
@@ -317,11 +330,14 @@ void printTable(const std::vector<int64_t> &sizes, const std::vector<int64_t> &t
       const Result *dnnl = find("oneDNN"), *blas = find("OpenBLAS");
       for (const std::string &label : gOrder) {
         const Result *r = find(label);
-        if (!r) continue;
+        if (!r)
+          continue;
         bool peer = label == "oneDNN" || label == "OpenBLAS";
         auto ratio = [&](const Result *p, double Result::*field) {
-          if (peer || !p) std::printf(" %9s", "");
-          else std::printf(" %8.2fx", p->*field / r->*field);
+          if (peer || !p)
+            std::printf(" %9s", "");
+          else
+            std::printf(" %8.2fx", p->*field / r->*field);
         };
         std::printf("%6lld %3lld  %-18s | %7.1f", (long long)n, (long long)t, label.c_str(),
                     gflop / r->seconds);
@@ -333,10 +349,11 @@ void printTable(const std::vector<int64_t> &sizes, const std::vector<int64_t> &t
         std::printf(" | %4d\n", r->busy);
       }
     }
-  std::printf("GFLOP/s: from the median wall time of a call. cpu: from the CPU time per call of the "
-              "busy threads over their number\n(the wall time on that many idle cores). /oneDNN, "
-              "/OpenBLAS: TDSL's GFLOP/s over the peer's, same run. busy: threads\nwith at least "
-              "half the CPU time of the busiest.\n");
+  std::printf(
+      "GFLOP/s: from the median wall time of a call. cpu: from the CPU time per call of the "
+      "busy threads over their number\n(the wall time on that many idle cores). /oneDNN, "
+      "/OpenBLAS: TDSL's GFLOP/s over the peer's, same run. busy: threads\nwith at least "
+      "half the CPU time of the busiest.\n");
 }
 
 } // namespace
@@ -345,7 +362,8 @@ int main(int argc, char **argv) {
   // OpenBLAS picks its kernel when it is loaded, from OPENBLAS_CORETYPE: set it and start again.
   std::string coreType = "SkylakeX";
   for (int i = 1; i < argc; ++i)
-    if (std::strncmp(argv[i], "--openblas-coretype=", 20) == 0) coreType = argv[i] + 20;
+    if (std::strncmp(argv[i], "--openblas-coretype=", 20) == 0)
+      coreType = argv[i] + 20;
   const char *env = std::getenv("OPENBLAS_CORETYPE");
   if (!env || coreType != env) {
     setenv("OPENBLAS_CORETYPE", coreType.c_str(), 1);
@@ -359,22 +377,30 @@ int main(int argc, char **argv) {
   std::vector<char *> rest = {argv[0]};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a.rfind("--kernels=", 0) == 0) dir = a.substr(10);
-    else if (a.rfind("--sizes=", 0) == 0) sizes = parseList(a.substr(8));
-    else if (a.rfind("--threads=", 0) == 0) threads = parseList(a.substr(10));
-    else if (a == "--check-only") checkOnly = true;
-    else if (a.rfind("--openblas-coretype=", 0) == 0) continue;
-    else rest.push_back(argv[i]);
+    if (a.rfind("--kernels=", 0) == 0)
+      dir = a.substr(10);
+    else if (a.rfind("--sizes=", 0) == 0)
+      sizes = parseList(a.substr(8));
+    else if (a.rfind("--threads=", 0) == 0)
+      threads = parseList(a.substr(10));
+    else if (a == "--check-only")
+      checkOnly = true;
+    else if (a.rfind("--openblas-coretype=", 0) == 0)
+      continue;
+    else
+      rest.push_back(argv[i]);
   }
   int restc = static_cast<int>(rest.size());
   benchmark::Initialize(&restc, rest.data());
-  if (benchmark::ReportUnrecognizedArguments(restc, rest.data())) return 2;
+  if (benchmark::ReportUnrecognizedArguments(restc, rest.data()))
+    return 2;
 
   std::vector<Impl> kernels = loadKernels(dir, sizes);
   printEnvironment(kernels);
   if (kernels.empty()) {
     std::fprintf(stderr, "bench_matmul: no TDSL kernel for these sizes in '%s'\n", dir.c_str());
-    if (checkOnly) return 1;
+    if (checkOnly)
+      return 1;
   }
 
   std::vector<Impl> impls = {{"oneDNN", true, 0, nullptr}, {"OpenBLAS", true, 0, nullptr}};
@@ -389,20 +415,23 @@ int main(int argc, char **argv) {
     const Matrices &m = *mats.back();
     for (int64_t t : threads)
       for (const Impl &impl : impls) {
-        if (!impl.peer && impl.n != n) continue;
+        if (!impl.peer && impl.n != n)
+          continue;
         if (checkOnly) {
           setThreads(int(t));
           double err = relativeError(impl, m);
           bool ok = err <= kTolerance;
           gFailures += !ok;
-          std::printf("check %-22s N=%lld threads=%lld: relative error %.3g %s\n", impl.label.c_str(),
-                      (long long)n, (long long)t, err, ok ? "OK" : "FAIL");
+          std::printf("check %-22s N=%lld threads=%lld: relative error %.3g %s\n",
+                      impl.label.c_str(), (long long)n, (long long)t, err, ok ? "OK" : "FAIL");
           continue;
         }
-        std::string name = "matmul/" + std::to_string(n) + "/threads:" + std::to_string(t) + "/" + impl.label;
-        benchmark::RegisterBenchmark(name.c_str(), [impl, &m, t](benchmark::State &s) {
-          runBenchmark(s, impl, m, int(t));
-        })->Unit(benchmark::kMillisecond)->UseRealTime();
+        std::string name =
+            "matmul/" + std::to_string(n) + "/threads:" + std::to_string(t) + "/" + impl.label;
+        benchmark::RegisterBenchmark(
+            name.c_str(), [impl, &m, t](benchmark::State &s) { runBenchmark(s, impl, m, int(t)); })
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
       }
   }
   if (!checkOnly) {
@@ -416,6 +445,7 @@ int main(int argc, char **argv) {
     std::free(m->c);
     std::free(m->ref);
   }
-  if (gFailures) std::fprintf(stderr, "bench_matmul: %d failure(s)\n", gFailures);
+  if (gFailures)
+    std::fprintf(stderr, "bench_matmul: %d failure(s)\n", gFailures);
   return gFailures ? 1 : 0;
 }

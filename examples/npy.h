@@ -1,5 +1,8 @@
-// npy.h — a minimal reader of little-endian f32 .npy files (C order) for the examples' main.cpp,
+//===- examples/npy.h -------------------------------------------------------------------------===//
+//
+// A minimal reader of little-endian f32 .npy files (C order) for the examples' main.cpp,
 // and the comparison they print.
+
 #pragma once
 #include <cmath>
 #include <cstdint>

@@ -1,7 +1,8 @@
-// AST.h — the syntax tree of one .tdsl module, as written (spec §2–§8).
+//===- frontend/AST.h - The syntax tree of one .tdsl module, as written (spec §2–§8) ----------===//
 //
 // Every node carries the source range it was parsed from. Names are strings here; the
 // semantic checker resolves them. Nothing in this header depends on ANTLR.
+
 #pragma once
 
 #include "support/SourceLoc.h"
@@ -314,9 +315,9 @@ enum class SchedArgKind { Expr, String, List, Lambda };
 
 struct SchedArg : Node {
   SchedArgKind kind = SchedArgKind::Expr;
-  ExprPtr expr;                 // Expr; the lambda's body results are in `list`
-  std::string str;              // String (unescaped)
-  std::vector<SchedArg> list;   // List elements, or the Lambda's result expressions
+  ExprPtr expr;               // Expr; the lambda's body results are in `list`
+  std::string str;            // String (unescaped)
+  std::vector<SchedArg> list; // List elements, or the Lambda's result expressions
   std::vector<Ident> lambdaParams;
 };
 
@@ -354,9 +355,9 @@ struct Module;
 struct ImportDecl : Item {
   static constexpr ItemKind kKind = ItemKind::Import;
   ImportDecl() : Item(kKind) {}
-  std::string path;       // as written, unescaped
+  std::string path; // as written, unescaped
   SourceRange pathRange;
-  std::string prefix;     // the file's stem: `nn`, `helpers`
+  std::string prefix;               // the file's stem: `nn`, `helpers`
   const Module *resolved = nullptr; // set by the module loader
 };
 
@@ -402,8 +403,8 @@ struct ScheduleDecl : Item {
 
 /// One parsed file. Imported modules are owned by the ModuleLoader, not by the importer.
 struct Module {
-  std::string path;     // as the SourceManager knows it
-  std::string name;     // the file's stem: the prefix importers use
+  std::string path; // as the SourceManager knows it
+  std::string name; // the file's stem: the prefix importers use
   uint32_t fileId = 0;
   std::vector<ItemPtr> items;
   /// For a `--schedule FILE` module: the module whose funcs its schedules name.

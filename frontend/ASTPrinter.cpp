@@ -1,3 +1,7 @@
+//===- frontend/ASTPrinter.cpp ----------------------------------------------------------------===//
+//
+// Implementation of frontend/ASTPrinter.h.
+
 #include "frontend/ASTPrinter.h"
 
 #include <ostream>
@@ -7,19 +11,22 @@ namespace {
 
 std::string joinExprs(const std::vector<ast::ExprPtr> &list) {
   std::string out;
-  for (size_t i = 0; i < list.size(); ++i) out += (i ? ", " : "") + exprToString(*list[i]);
+  for (size_t i = 0; i < list.size(); ++i)
+    out += (i ? ", " : "") + exprToString(*list[i]);
   return out;
 }
 
 std::string typeToString(const ast::Type &t) {
-  if (!t.isTensor) return t.dtype.name;
+  if (!t.isTensor)
+    return t.dtype.name;
   return t.dtype.name + "[" + joinExprs(t.dims) + "]";
 }
 
 std::string quoted(const std::string &s) {
   std::string out = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
+    if (c == '"' || c == '\\')
+      out += '\\';
     if (c == '\n') {
       out += "\\n";
       continue;
@@ -31,19 +38,23 @@ std::string quoted(const std::string &s) {
 
 std::string schedArgToString(const ast::SchedArg &a) {
   switch (a.kind) {
-  case ast::SchedArgKind::Expr: return exprToString(*a.expr);
-  case ast::SchedArgKind::String: return quoted(a.str);
+  case ast::SchedArgKind::Expr:
+    return exprToString(*a.expr);
+  case ast::SchedArgKind::String:
+    return quoted(a.str);
   case ast::SchedArgKind::List:
   case ast::SchedArgKind::Lambda: {
     std::string out;
     if (a.kind == ast::SchedArgKind::Lambda) {
       out = "(";
-      for (size_t i = 0; i < a.lambdaParams.size(); ++i) out += (i ? ", " : "") + a.lambdaParams[i].name;
+      for (size_t i = 0; i < a.lambdaParams.size(); ++i)
+        out += (i ? ", " : "") + a.lambdaParams[i].name;
       out += ") => (";
     } else {
       out = "[";
     }
-    for (size_t i = 0; i < a.list.size(); ++i) out += (i ? ", " : "") + schedArgToString(a.list[i]);
+    for (size_t i = 0; i < a.list.size(); ++i)
+      out += (i ? ", " : "") + schedArgToString(a.list[i]);
     return out + (a.kind == ast::SchedArgKind::Lambda ? ")" : "]");
   }
   }
@@ -52,10 +63,14 @@ std::string schedArgToString(const ast::SchedArg &a) {
 
 const char *itemKindName(const ast::Item *item) {
   switch (item->kind) {
-  case ast::ItemKind::Func: return "func";
-  case ast::ItemKind::Graph: return "graph";
-  case ast::ItemKind::Extern: return "extern";
-  default: return "item";
+  case ast::ItemKind::Func:
+    return "func";
+  case ast::ItemKind::Graph:
+    return "graph";
+  case ast::ItemKind::Extern:
+    return "extern";
+  default:
+    return "item";
   }
 }
 
@@ -68,7 +83,8 @@ public:
     for (const ast::ItemPtr &item : m.items) {
       if (!only.empty() && item->kind != ast::ItemKind::Import && declaredName(*item) != only) {
         auto *s = item->as<ast::ScheduleDecl>();
-        if (!s || s->func.str() != only) continue;
+        if (!s || s->func.str() != only)
+          continue;
       }
       this->item(*item, 1);
     }
@@ -78,7 +94,8 @@ private:
   using Node = ast::Node;
   std::ostream &line(unsigned depth) { return os_ << std::string(depth * 2, ' '); }
   static std::string loc(const Node &n) {
-    return " <" + std::to_string(n.range.begin.line) + ":" + std::to_string(n.range.begin.col) + ">";
+    return " <" + std::to_string(n.range.begin.line) + ":" + std::to_string(n.range.begin.col) +
+           ">";
   }
 
   void params(const char *label, const std::vector<ast::Param> &ps, unsigned depth) {
@@ -99,7 +116,8 @@ private:
       generics(f->generics, d + 1);
       params("Input", f->inputs, d + 1);
       params("Output", f->outputs, d + 1);
-      for (const ast::StmtPtr &s : f->body) stmt(*s, d + 1);
+      for (const ast::StmtPtr &s : f->body)
+        stmt(*s, d + 1);
     } else if (auto *e = item.as<ast::ExternDecl>()) {
       line(d) << "Extern " << (e->pure ? "pure " : "") << e->name.name << " = " << quoted(e->symbol)
               << loc(*e) << "\n";
@@ -109,27 +127,34 @@ private:
       line(d) << "Graph " << g->name.name << loc(*g) << "\n";
       generics(g->generics, d + 1);
       params("Input", g->inputs, d + 1);
-      for (const ast::Type &t : g->results) line(d + 1) << "Result " << typeToString(t) << loc(t) << "\n";
-      for (const ast::GraphStmtPtr &s : g->body) graphStmt(*s, d + 1);
+      for (const ast::Type &t : g->results)
+        line(d + 1) << "Result " << typeToString(t) << loc(t) << "\n";
+      for (const ast::GraphStmtPtr &s : g->body)
+        graphStmt(*s, d + 1);
     } else if (auto *s = item.as<ast::ScheduleDecl>()) {
       line(d) << "Schedule " << s->func.str();
-      if (s->target) os_ << " for " << s->target->name;
+      if (s->target)
+        os_ << " for " << s->target->name;
       os_ << (s->resolved ? " [func " + s->resolved->name.name + "]" : "") << loc(*s) << "\n";
       for (const ast::SchedParam &p : s->params)
         line(d + 1) << "Param " << p.name.name << " = " << exprToString(*p.value) << loc(p) << "\n";
       for (const ast::SchedStmt &st : s->body) {
         line(d + 1) << "Apply ";
-        for (size_t i = 0; i < st.targets.size(); ++i) os_ << (i ? ", " : "") << st.targets[i].name;
-        if (!st.targets.empty()) os_ << " = ";
+        for (size_t i = 0; i < st.targets.size(); ++i)
+          os_ << (i ? ", " : "") << st.targets[i].name;
+        if (!st.targets.empty())
+          os_ << " = ";
         os_ << st.primitive.name << "(";
-        for (size_t i = 0; i < st.args.size(); ++i) os_ << (i ? ", " : "") << schedArgToString(st.args[i]);
+        for (size_t i = 0; i < st.args.size(); ++i)
+          os_ << (i ? ", " : "") << schedArgToString(st.args[i]);
         os_ << ")" << loc(st) << "\n";
       }
     }
   }
 
   void stmts(const std::vector<ast::StmtPtr> &list, unsigned d) {
-    for (const ast::StmtPtr &s : list) stmt(*s, d);
+    for (const ast::StmtPtr &s : list)
+      stmt(*s, d);
   }
 
   void stmt(const ast::Stmt &s, unsigned d) {
@@ -174,7 +199,8 @@ private:
       auto &st = static_cast<const ast::ForStmt &>(s);
       line(d) << "For " << st.var.name << " in " << exprToString(*st.lo) << ".."
               << exprToString(*st.hi) << " " << spelling(st.loopKind);
-      if (st.loopKind == ast::LoopKind::Thread) os_ << "(" << quoted(st.threadTag) << ")";
+      if (st.loopKind == ast::LoopKind::Thread)
+        os_ << "(" << quoted(st.threadTag) << ")";
       os_ << loc(s) << "\n";
       stmts(st.body, d + 1);
       return;
@@ -186,10 +212,12 @@ private:
         line(d + 1) << "Axis " << a.name.name << ": "
                     << (a.kind == ast::AxisKind::Spatial ? "spatial " : "reduce ")
                     << exprToString(*a.extent);
-        if (a.binding) os_ << " = " << exprToString(*a.binding);
+        if (a.binding)
+          os_ << " = " << exprToString(*a.binding);
         os_ << loc(a) << "\n";
       }
-      if (st.where) line(d + 1) << "Where " << exprToString(*st.where) << "\n";
+      if (st.where)
+        line(d + 1) << "Where " << exprToString(*st.where) << "\n";
       stmts(st.body, d + 1);
       return;
     }
@@ -198,20 +226,25 @@ private:
 
   void call(const ast::CallValue &c) {
     os_ << "call " << c.callee.str();
-    if (!c.constArgs.empty()) os_ << "<" << joinExprs(c.constArgs) << ">";
+    if (!c.constArgs.empty())
+      os_ << "<" << joinExprs(c.constArgs) << ">";
     os_ << "(" << joinExprs(c.args) << ")";
-    if (c.declaredType) os_ << " -> " << typeToString(*c.declaredType);
-    if (c.resolved) os_ << " [" << itemKindName(c.resolved) << " " << declaredName(*c.resolved) << "]";
+    if (c.declaredType)
+      os_ << " -> " << typeToString(*c.declaredType);
+    if (c.resolved)
+      os_ << " [" << itemKindName(c.resolved) << " " << declaredName(*c.resolved) << "]";
   }
 
   void idents(const std::vector<ast::Ident> &ids) {
-    for (size_t i = 0; i < ids.size(); ++i) os_ << (i ? ", " : "") << ids[i].name;
+    for (size_t i = 0; i < ids.size(); ++i)
+      os_ << (i ? ", " : "") << ids[i].name;
   }
 
   void graphStmt(const ast::GraphStmt &s, unsigned d) {
     if (auto *df = s.as<ast::DataflowStmt>()) {
       line(d) << "Dataflow" << loc(s) << "\n";
-      for (const ast::GraphStmtPtr &inner : df->body) graphStmt(*inner, d + 1);
+      for (const ast::GraphStmtPtr &inner : df->body)
+        graphStmt(*inner, d + 1);
     } else if (auto *o = s.as<ast::OutputStmt>()) {
       line(d) << "Output ";
       idents(o->names);
@@ -243,11 +276,16 @@ private:
 
 std::string exprToString(const ast::Expr &e) {
   switch (e.kind) {
-  case ast::ExprKind::Int: return static_cast<const ast::IntLit &>(e).text;
-  case ast::ExprKind::Float: return static_cast<const ast::FloatLit &>(e).text;
-  case ast::ExprKind::Bool: return static_cast<const ast::BoolLit &>(e).value ? "true" : "false";
-  case ast::ExprKind::Inf: return "inf";
-  case ast::ExprKind::Name: return static_cast<const ast::NameExpr &>(e).name;
+  case ast::ExprKind::Int:
+    return static_cast<const ast::IntLit &>(e).text;
+  case ast::ExprKind::Float:
+    return static_cast<const ast::FloatLit &>(e).text;
+  case ast::ExprKind::Bool:
+    return static_cast<const ast::BoolLit &>(e).value ? "true" : "false";
+  case ast::ExprKind::Inf:
+    return "inf";
+  case ast::ExprKind::Name:
+    return static_cast<const ast::NameExpr &>(e).name;
   case ast::ExprKind::Load: {
     auto &l = static_cast<const ast::LoadExpr &>(e);
     return l.buffer.name + "[" + joinExprs(l.indices) + "]";
@@ -268,6 +306,8 @@ std::string exprToString(const ast::Expr &e) {
   return "?";
 }
 
-void dumpAST(const ast::Module &m, std::ostream &os, const std::string &only) { Dumper(os).module(m, only); }
+void dumpAST(const ast::Module &m, std::ostream &os, const std::string &only) {
+  Dumper(os).module(m, only);
+}
 
 } // namespace tdsl

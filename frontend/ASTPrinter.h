@@ -1,4 +1,7 @@
-// ASTPrinter.h — the `--emit=ast` dump: a stable, indented tree with `<line:col>` on each node.
+//===- frontend/ASTPrinter.h ------------------------------------------------------------------===//
+//
+// The `--emit=ast` dump: a stable, indented tree with `<line:col>` on each node.
+
 #pragma once
 
 #include "frontend/AST.h"

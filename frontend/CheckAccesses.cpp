@@ -1,6 +1,9 @@
-// CheckAccesses.cpp — spec §5 rules 6 and 7 on the built IR: provably out-of-bounds accesses
+//===- frontend/CheckAccesses.cpp -------------------------------------------------------------===//
+//
+// Spec §5 rules 6 and 7 on the built IR: provably out-of-bounds accesses
 // (by interval analysis of block axes under `where`, `if` and `select` guards), alloc buffers
 // read before any block writes them, and outputs never written (a warning).
+
 #include "frontend/Sema.h"
 #include "frontend/SemaInternal.h"
 
@@ -29,8 +32,10 @@ struct Interval {
 };
 
 int64_t clampInf(__int128 v) {
-  if (v <= -kInf) return -kInf;
-  if (v >= kInf) return kInf;
+  if (v <= -kInf)
+    return -kInf;
+  if (v >= kInf)
+    return kInf;
   return static_cast<int64_t>(v);
 }
 
@@ -55,20 +60,24 @@ Interval evalStructure(const Expr &e, const Env &env);
 
 Interval eval(const Expr &e, const Env &env) {
   Interval r = evalStructure(e, env);
-  if (env.facts.empty() || e.as<VarRef>() || asConstInt(e)) return r;
+  if (env.facts.empty() || e.as<VarRef>() || asConstInt(e))
+    return r;
   auto it = env.facts.find(toString(e));
-  if (it == env.facts.end()) return r;
+  if (it == env.facts.end())
+    return r;
   return {std::max(r.lo, it->second.lo), std::min(r.hi, it->second.hi)};
 }
 
 Interval evalStructure(const Expr &e, const Env &env) {
-  if (auto c = asConstInt(e)) return {*c, *c};
+  if (auto c = asConstInt(e))
+    return {*c, *c};
   if (auto *v = e.as<VarRef>()) {
     auto it = env.find(v->var.get());
     return it == env.end() ? Interval{} : it->second;
   }
   if (auto *c = e.as<Cast>()) {
-    if (c->type.isInteger() && c->value.dtype().isInteger()) return eval(c->value, env);
+    if (c->type.isInteger() && c->value.dtype().isInteger())
+      return eval(c->value, env);
     return {};
   }
   if (auto *n = e.as<Neg>()) {
@@ -86,18 +95,22 @@ Interval evalStructure(const Expr &e, const Env &env) {
   }
   if (auto *b = e.as<Mul>()) {
     auto [x, y] = both(b->a, b->b);
-    if (!x.bounded() || !y.bounded()) return {};
-    __int128 p[] = {__int128(x.lo) * y.lo, __int128(x.lo) * y.hi, __int128(x.hi) * y.lo, __int128(x.hi) * y.hi};
+    if (!x.bounded() || !y.bounded())
+      return {};
+    __int128 p[] = {__int128(x.lo) * y.lo, __int128(x.lo) * y.hi, __int128(x.hi) * y.lo,
+                    __int128(x.hi) * y.hi};
     return {clampInf(*std::min_element(p, p + 4)), clampInf(*std::max_element(p, p + 4))};
   }
   if (auto *b = e.as<Div>()) {
     auto [x, y] = both(b->a, b->b);
-    if (y.lo != y.hi || y.lo <= 0 || !x.bounded()) return {};
+    if (y.lo != y.hi || y.lo <= 0 || !x.bounded())
+      return {};
     return {floorDiv(x.lo, y.lo), floorDiv(x.hi, y.lo)};
   }
   if (auto *b = e.as<Mod>()) {
     auto [x, y] = both(b->a, b->b);
-    if (y.lo != y.hi || y.lo <= 0) return {};
+    if (y.lo != y.hi || y.lo <= 0)
+      return {};
     if (x.bounded() && floorDiv(x.lo, y.lo) == floorDiv(x.hi, y.lo))
       return {x.lo - floorDiv(x.lo, y.lo) * y.lo, x.hi - floorDiv(x.lo, y.lo) * y.lo};
     return {0, y.lo - 1};
@@ -135,18 +148,27 @@ void refine(const Expr &cond, bool negate, Env &env) {
     }
     return;
   }
-  if (auto *n = cond.as<Not>()) return refine(n->a, !negate, env);
+  if (auto *n = cond.as<Not>())
+    return refine(n->a, !negate, env);
 
   enum Op { LT, LE, GT, GE, EQ, NE } op;
   Expr lhs, rhs;
-  if (auto *c = cond.as<ir::LT>()) op = LT, lhs = c->a, rhs = c->b;
-  else if (auto *c = cond.as<ir::LE>()) op = LE, lhs = c->a, rhs = c->b;
-  else if (auto *c = cond.as<ir::GT>()) op = GT, lhs = c->a, rhs = c->b;
-  else if (auto *c = cond.as<ir::GE>()) op = GE, lhs = c->a, rhs = c->b;
-  else if (auto *c = cond.as<ir::EQ>()) op = EQ, lhs = c->a, rhs = c->b;
-  else if (auto *c = cond.as<ir::NE>()) op = NE, lhs = c->a, rhs = c->b;
-  else return;
-  if (!lhs.dtype().isInteger()) return;
+  if (auto *c = cond.as<ir::LT>())
+    op = LT, lhs = c->a, rhs = c->b;
+  else if (auto *c = cond.as<ir::LE>())
+    op = LE, lhs = c->a, rhs = c->b;
+  else if (auto *c = cond.as<ir::GT>())
+    op = GT, lhs = c->a, rhs = c->b;
+  else if (auto *c = cond.as<ir::GE>())
+    op = GE, lhs = c->a, rhs = c->b;
+  else if (auto *c = cond.as<ir::EQ>())
+    op = EQ, lhs = c->a, rhs = c->b;
+  else if (auto *c = cond.as<ir::NE>())
+    op = NE, lhs = c->a, rhs = c->b;
+  else
+    return;
+  if (!lhs.dtype().isInteger())
+    return;
   if (negate) {
     static const Op flip[] = {GE, GT, LE, LT, NE, EQ};
     op = flip[op];
@@ -170,29 +192,47 @@ void refine(const Expr &cond, bool negate, Env &env) {
   auto apply = [&](const Expr &side, const Expr &other, Op o) {
     int64_t off;
     Expr base = peel(side, off);
-    if (asConstInt(base)) return;
+    if (asConstInt(base))
+      return;
     Interval r = eval(other, env);
     Interval *target;
     if (auto *v = base.as<VarRef>()) {
-      if (!env.count(v->var.get())) return;
+      if (!env.count(v->var.get()))
+        return;
       target = &env[v->var.get()];
     } else {
       std::string key = toString(base);
-      if (!env.facts.count(key)) env.facts[key] = evalStructure(base, env);
+      if (!env.facts.count(key))
+        env.facts[key] = evalStructure(base, env);
       target = &env.facts[key];
     }
     Interval &x = *target;
     // x + off OP r  ⇔  x OP r - off
     switch (o) {
-    case LT: if (r.hi < kInf) x.hi = std::min(x.hi, r.hi - off - 1); break;
-    case LE: if (r.hi < kInf) x.hi = std::min(x.hi, r.hi - off); break;
-    case GT: if (r.lo > -kInf) x.lo = std::max(x.lo, r.lo - off + 1); break;
-    case GE: if (r.lo > -kInf) x.lo = std::max(x.lo, r.lo - off); break;
-    case EQ:
-      if (r.hi < kInf) x.hi = std::min(x.hi, r.hi - off);
-      if (r.lo > -kInf) x.lo = std::max(x.lo, r.lo - off);
+    case LT:
+      if (r.hi < kInf)
+        x.hi = std::min(x.hi, r.hi - off - 1);
       break;
-    case NE: break;
+    case LE:
+      if (r.hi < kInf)
+        x.hi = std::min(x.hi, r.hi - off);
+      break;
+    case GT:
+      if (r.lo > -kInf)
+        x.lo = std::max(x.lo, r.lo - off + 1);
+      break;
+    case GE:
+      if (r.lo > -kInf)
+        x.lo = std::max(x.lo, r.lo - off);
+      break;
+    case EQ:
+      if (r.hi < kInf)
+        x.hi = std::min(x.hi, r.hi - off);
+      if (r.lo > -kInf)
+        x.lo = std::max(x.lo, r.lo - off);
+      break;
+    case NE:
+      break;
     }
   };
   static const Op mirror[] = {GT, GE, LT, LE, EQ, NE};
@@ -201,7 +241,9 @@ void refine(const Expr &cond, bool negate, Env &env) {
 }
 
 std::string intervalString(Interval i) {
-  auto s = [](int64_t v) { return v <= -kInf ? std::string("-inf") : v >= kInf ? std::string("inf") : std::to_string(v); };
+  auto s = [](int64_t v) {
+    return v <= -kInf ? std::string("-inf") : v >= kInf ? std::string("inf") : std::to_string(v);
+  };
   return "[" + s(i.lo) + ", " + s(i.hi) + "]";
 }
 
@@ -211,7 +253,8 @@ void collectVars(const Expr &e, std::vector<Var> &out) {
     explicit V(std::vector<Var> &o) : out(o) {}
     void visit(const VarRef *op) override {
       for (const Var &v : out)
-        if (v == op->var) return;
+        if (v == op->var)
+          return;
       out.push_back(op->var);
     }
   } v(out);
@@ -232,9 +275,11 @@ public:
 
 private:
   void stmt(const Stmt &s) {
-    if (!s.defined()) return;
+    if (!s.defined())
+      return;
     if (auto *seqS = s.as<SeqStmt>()) {
-      for (const Stmt &x : seqS->seq) stmt(x);
+      for (const Stmt &x : seqS->seq)
+        stmt(x);
     } else if (auto *f = s.as<For>()) {
       stmt(f->body);
     } else if (auto *b = s.as<Block>()) {
@@ -262,7 +307,8 @@ private:
     if (b.predicate.defined()) {
       std::map<std::string, const VarNode *> byBinding;
       for (const IterVar &iv : b.iterVars)
-        if (iv.binding.defined()) byBinding[toString(iv.binding)] = iv.var.get();
+        if (iv.binding.defined())
+          byBinding[toString(iv.binding)] = iv.var.get();
       narrowByBindings(b.predicate, byBinding, env);
     }
     blockWrites_.clear();
@@ -270,21 +316,29 @@ private:
     collectWrites(b.body);
     body(b.init, env);
     body(b.body, env);
-    for (const BufferNode *w : blockWrites_) written_.insert(w);
+    for (const BufferNode *w : blockWrites_)
+      written_.insert(w);
   }
 
-  void narrowByBindings(const Expr &pred, const std::map<std::string, const VarNode *> &byBinding, Env &env) {
+  void narrowByBindings(const Expr &pred, const std::map<std::string, const VarNode *> &byBinding,
+                        Env &env) {
     // Rewrite comparisons of a binding expression into comparisons of its axis, then refine.
     struct R {
       const std::map<std::string, const VarNode *> &m;
       Expr rewrite(const Expr &e) {
         auto it = m.find(toString(e));
-        if (it != m.end()) return VarRef::make(Var(it->second));
-        if (auto *a = e.as<And>()) return And::make(rewrite(a->a), rewrite(a->b));
-        if (auto *c = e.as<ir::LT>()) return ir::LT::make(rewrite(c->a), rewrite(c->b));
-        if (auto *c = e.as<ir::LE>()) return ir::LE::make(rewrite(c->a), rewrite(c->b));
-        if (auto *c = e.as<ir::GT>()) return ir::GT::make(rewrite(c->a), rewrite(c->b));
-        if (auto *c = e.as<ir::GE>()) return ir::GE::make(rewrite(c->a), rewrite(c->b));
+        if (it != m.end())
+          return VarRef::make(Var(it->second));
+        if (auto *a = e.as<And>())
+          return And::make(rewrite(a->a), rewrite(a->b));
+        if (auto *c = e.as<ir::LT>())
+          return ir::LT::make(rewrite(c->a), rewrite(c->b));
+        if (auto *c = e.as<ir::LE>())
+          return ir::LE::make(rewrite(c->a), rewrite(c->b));
+        if (auto *c = e.as<ir::GT>())
+          return ir::GT::make(rewrite(c->a), rewrite(c->b));
+        if (auto *c = e.as<ir::GE>())
+          return ir::GE::make(rewrite(c->a), rewrite(c->b));
         return e;
       }
     } r{byBinding};
@@ -304,15 +358,18 @@ private:
   }
 
   void body(const Stmt &s, Env env) {
-    if (!s.defined()) return;
+    if (!s.defined())
+      return;
     if (auto *seqS = s.as<SeqStmt>()) {
-      for (const Stmt &x : seqS->seq) body(x, env);
+      for (const Stmt &x : seqS->seq)
+        body(x, env);
     } else if (auto *st = s.as<BufferStore>()) {
       access(st->buffer, st->indices, st->loc, env);
       expr(st->value, env);
     } else if (auto *l = s.as<ir::LetStmt>()) {
       expr(l->value, env);
-      if (l->value.dtype().isInteger()) env[l->var.get()] = eval(l->value, env);
+      if (l->value.dtype().isInteger())
+        env[l->var.get()] = eval(l->value, env);
       body(l->body, env);
     } else if (auto *i = s.as<IfThenElse>()) {
       expr(i->condition, env);
@@ -334,9 +391,11 @@ private:
   }
 
   void expr(const Expr &e, const Env &env) {
-    if (!e.defined()) return;
+    if (!e.defined())
+      return;
     if (auto *l = e.as<BufferLoad>()) {
-      for (const Expr &i : l->indices) expr(i, env);
+      for (const Expr &i : l->indices)
+        expr(i, env);
       access(l->buffer, l->indices, l->loc, env);
       readBeforeWrite(*l);
       return;
@@ -359,13 +418,16 @@ private:
     Children c;
     // Visit direct children only: IRVisitor recurses, so stop at loads/selects (handled above).
     c.IRVisitor::visitExpr(e);
-    for (const Expr &k : c.kids) expr(k, env);
+    for (const Expr &k : c.kids)
+      expr(k, env);
   }
 
   void readBeforeWrite(const BufferLoad &l) {
     const Buffer &b = l.buffer;
-    if (b.role() != BufferRole::Alloc || written_.count(b.get()) || blockWrites_.count(b.get())) return;
-    if (!reportedUnwritten_.insert(b.get()).second) return;
+    if (b.role() != BufferRole::Alloc || written_.count(b.get()) || blockWrites_.count(b.get()))
+      return;
+    if (!reportedUnwritten_.insert(b.get()).second)
+      return;
     diags_.error(SourceRange(l.loc), "'" + b.name() + "' is read before any block writes it")
         .note(SourceRange(b->loc), "allocated here");
   }
@@ -373,26 +435,34 @@ private:
   void access(const Buffer &b, const std::vector<Expr> &indices, SourceLoc loc, const Env &env) {
     for (size_t d = 0; d < indices.size() && d < b.rank(); ++d) {
       auto extent = asConstInt(b.shape()[d]);
-      if (!extent) continue;
+      if (!extent)
+        continue;
       Interval r = eval(indices[d], env);
-      if (r.empty()) continue; // guarded away entirely
+      if (r.empty())
+        continue; // guarded away entirely
       bool below = r.lo > -kInf && r.lo < 0 && r.hi > -kInf;
       bool above = r.hi < kInf && r.hi >= *extent && r.lo < kInf;
       // Only a provable violation is an error: both ends known, or the offending end known.
-      if (!(below && r.lo > -kInf) && !(above && r.hi < kInf)) continue;
-      if ((below && r.hi == kInf) || (above && r.lo == -kInf)) continue;
+      if (!(below && r.lo > -kInf) && !(above && r.hi < kInf))
+        continue;
+      if ((below && r.hi == kInf) || (above && r.lo == -kInf))
+        continue;
       std::string vars;
       std::vector<Var> vs;
       collectVars(indices[d], vs);
       for (const Var &v : vs) {
         auto it = env.find(v.get());
-        if (it == env.end()) continue;
-        vars += (vars.empty() ? " with '" : ", '") + sourceName(v).name() + "' in " + intervalString(it->second);
+        if (it == env.end())
+          continue;
+        vars += (vars.empty() ? " with '" : ", '") + sourceName(v).name() + "' in " +
+                intervalString(it->second);
       }
-      diags_.error(SourceRange(loc), "out-of-bounds access to '" + b.name() + "': index " + std::to_string(d) + " (" +
-                                         asWritten(indices[d]) + ") ranges over " + intervalString(r) + vars +
-                                         ", but dimension " + std::to_string(d) + " has extent " +
-                                         std::to_string(*extent))
+      diags_
+          .error(SourceRange(loc), "out-of-bounds access to '" + b.name() + "': index " +
+                                       std::to_string(d) + " (" + asWritten(indices[d]) +
+                                       ") ranges over " + intervalString(r) + vars +
+                                       ", but dimension " + std::to_string(d) + " has extent " +
+                                       std::to_string(*extent))
           .note(SourceRange(b->loc), "'" + b.name() + "' declared here");
       return;
     }
@@ -427,14 +497,16 @@ private:
 } // namespace tdsl::sema
 
 void tdsl::checkFunctionAccesses(const ir::Func &f, DiagnosticEngine &diags) {
-  if (auto *p = f.as<ir::PrimFunc>()) sema::AccessChecker(*p, diags).run();
+  if (auto *p = f.as<ir::PrimFunc>())
+    sema::AccessChecker(*p, diags).run();
 }
 
 namespace tdsl::sema {
 
 void checkAccesses(const Module &m, DiagnosticEngine &diags) {
   for (const Func &f : m.functions())
-    if (auto *p = f.as<PrimFunc>()) AccessChecker(*p, diags).run();
+    if (auto *p = f.as<PrimFunc>())
+      AccessChecker(*p, diags).run();
 }
 
 } // namespace tdsl::sema

@@ -1,3 +1,7 @@
+//===- frontend/ModuleLoader.cpp --------------------------------------------------------------===//
+//
+// Implementation of frontend/ModuleLoader.h.
+
 #include "frontend/ModuleLoader.h"
 
 #include "frontend/Parser.h"
@@ -50,7 +54,8 @@ ast::Module *ModuleLoader::load(const std::string &displayPath, const std::strin
     file = *id;
   }
   std::unique_ptr<ast::Module> module = parseModule(sm_, file, diags_);
-  if (!module) return nullptr;
+  if (!module)
+    return nullptr;
   module->name = fs::path(displayPath).stem().string();
   ast::Module *m = module.get();
   owned_.push_back(std::move(module));
@@ -70,16 +75,20 @@ std::string ModuleLoader::findImport(const ast::Module &importer, const ast::Imp
   std::vector<fs::path> candidates;
   if (request.extension() != ".tdsl") {
     // A library name: the standard library first, then the -I folders.
-    if (!opts_.stdlibDir.empty()) candidates.push_back(fs::path(opts_.stdlibDir) / (imp.path + ".tdsl"));
-    for (const std::string &dir : opts_.includeDirs) candidates.push_back(fs::path(dir) / (imp.path + ".tdsl"));
+    if (!opts_.stdlibDir.empty())
+      candidates.push_back(fs::path(opts_.stdlibDir) / (imp.path + ".tdsl"));
+    for (const std::string &dir : opts_.includeDirs)
+      candidates.push_back(fs::path(dir) / (imp.path + ".tdsl"));
   } else if (request.is_absolute()) {
     candidates.push_back(request);
   } else {
     candidates.push_back(fs::path(importer.path).parent_path() / request);
-    for (const std::string &dir : opts_.includeDirs) candidates.push_back(fs::path(dir) / request);
+    for (const std::string &dir : opts_.includeDirs)
+      candidates.push_back(fs::path(dir) / request);
   }
   for (const fs::path &c : candidates) {
-    if (!isFile(c)) continue;
+    if (!isFile(c))
+      continue;
     std::string display = c.lexically_normal().string();
     key = canonicalKey(display);
     return display;
@@ -91,37 +100,43 @@ void ModuleLoader::loadImports(ast::Module &m) {
   std::map<std::string, const ast::ImportDecl *> prefixes;
   for (ast::ItemPtr &item : m.items) {
     auto *imp = item->as<ast::ImportDecl>();
-    if (!imp || imp->path.empty()) continue;
+    if (!imp || imp->path.empty())
+      continue;
     std::string key;
     std::string display = findImport(m, *imp, key);
     if (display.empty()) {
       bool library = fs::path(imp->path).extension() != ".tdsl";
-      diags_.error(imp->pathRange, std::string(library ? "library" : "file") + " '" + imp->path +
-                                       "' not found" +
-                                       (library ? " in the standard library or -I folders"
-                                                : " relative to the importing file or in -I folders"));
+      diags_.error(imp->pathRange,
+                   std::string(library ? "library" : "file") + " '" + imp->path + "' not found" +
+                       (library ? " in the standard library or -I folders"
+                                : " relative to the importing file or in -I folders"));
       continue;
     }
     // The cycle is reported at the import that closes it, naming every file on it.
     auto onStack = std::find(stack_.begin(), stack_.end(), key);
     if (onStack != stack_.end()) {
       std::string cycle;
-      for (size_t i = onStack - stack_.begin(); i < stack_.size(); ++i) cycle += stackDisplay_[i] + " -> ";
+      for (size_t i = onStack - stack_.begin(); i < stack_.size(); ++i)
+        cycle += stackDisplay_[i] + " -> ";
       cycle += display;
       diags_.error(imp->pathRange, "import cycle: " + cycle);
       continue;
     }
     ast::Module *target = nullptr;
     auto it = byKey_.find(key);
-    if (it != byKey_.end()) target = it->second;
-    else target = load(display, key, nullptr, imp);
-    if (!target) continue;
+    if (it != byKey_.end())
+      target = it->second;
+    else
+      target = load(display, key, nullptr, imp);
+    if (!target)
+      continue;
     imp->prefix = target->name;
     imp->resolved = target;
     auto [prev, inserted] = prefixes.emplace(imp->prefix, imp);
     if (!inserted && prev->second->resolved != target) {
-      diags_.error(imp->pathRange, "import prefix '" + imp->prefix + "' is already used by '" +
-                                       prev->second->path + "'")
+      diags_
+          .error(imp->pathRange, "import prefix '" + imp->prefix + "' is already used by '" +
+                                     prev->second->path + "'")
           .note(prev->second->pathRange, "first imported here");
     }
   }
@@ -129,7 +144,8 @@ void ModuleLoader::loadImports(ast::Module &m) {
 
 std::vector<std::string> ModuleLoader::dependencies() const {
   std::vector<std::string> out;
-  for (const ast::Module *m : order_) out.push_back(m->path);
+  for (const ast::Module *m : order_)
+    out.push_back(m->path);
   return out;
 }
 
@@ -141,17 +157,24 @@ namespace {
 
 const char *itemKindName(const ast::Item &item) {
   switch (item.kind) {
-  case ast::ItemKind::Func: return "func";
-  case ast::ItemKind::Graph: return "graph";
-  case ast::ItemKind::Extern: return "extern func";
-  default: return "item";
+  case ast::ItemKind::Func:
+    return "func";
+  case ast::ItemKind::Graph:
+    return "graph";
+  case ast::ItemKind::Extern:
+    return "extern func";
+  default:
+    return "item";
   }
 }
 
 SourceRange nameRange(const ast::Item &item) {
-  if (auto *f = item.as<ast::FuncDecl>()) return f->name.range;
-  if (auto *g = item.as<ast::GraphDecl>()) return g->name.range;
-  if (auto *e = item.as<ast::ExternDecl>()) return e->name.range;
+  if (auto *f = item.as<ast::FuncDecl>())
+    return f->name.range;
+  if (auto *g = item.as<ast::GraphDecl>())
+    return g->name.range;
+  if (auto *e = item.as<ast::ExternDecl>())
+    return e->name.range;
   return item.range;
 }
 
@@ -159,23 +182,28 @@ SourceRange nameRange(const ast::Item &item) {
 const ast::Item *lookup(const ast::Module &m, const ast::QualifiedName &name,
                         DiagnosticEngine &diags, const char *what) {
   if (name.parts.size() == 1) {
-    if (const ast::Item *item = m.findCallable(name.parts[0])) return item;
+    if (const ast::Item *item = m.findCallable(name.parts[0]))
+      return item;
     diags.error(name.range, std::string("unknown ") + what + " '" + name.str() + "'");
     return nullptr;
   }
   if (name.parts.size() != 2) {
-    diags.error(name.range, "'" + name.str() + "' is not a valid name; expected 'name' or 'module.name'");
+    diags.error(name.range,
+                "'" + name.str() + "' is not a valid name; expected 'name' or 'module.name'");
     return nullptr;
   }
   for (const ast::ImportDecl *imp : m.imports()) {
-    if (imp->prefix != name.parts[0] || !imp->resolved) continue;
-    if (const ast::Item *item = imp->resolved->findCallable(name.parts[1])) return item;
+    if (imp->prefix != name.parts[0] || !imp->resolved)
+      continue;
+    if (const ast::Item *item = imp->resolved->findCallable(name.parts[1]))
+      return item;
     diags.error(name.range, std::string("unknown ") + what + " '" + name.str() + "': module '" +
                                 name.parts[0] + "' declares no '" + name.parts[1] + "'");
     return nullptr;
   }
   bool anyUnresolved = false;
-  for (const ast::ImportDecl *imp : m.imports()) anyUnresolved |= imp->resolved == nullptr;
+  for (const ast::ImportDecl *imp : m.imports())
+    anyUnresolved |= imp->resolved == nullptr;
   // An import that failed has already been reported; do not pile a second error on it.
   if (!anyUnresolved)
     diags.error(name.range, "unknown module '" + name.parts[0] + "' in '" + name.str() +
@@ -193,7 +221,8 @@ void resolveGraphStmts(const ast::Module &m, std::vector<ast::GraphStmtPtr> &bod
       call = &static_cast<ast::BindStmt &>(*s).call;
     else if (s->kind == ast::GraphStmtKind::Call)
       call = &static_cast<ast::CallStmt &>(*s).call;
-    if (call) call->resolved = lookup(m, call->callee, diags, "function");
+    if (call)
+      call->resolved = lookup(m, call->callee, diags, "function");
   }
 }
 
@@ -204,23 +233,30 @@ void resolveNames(const std::vector<ast::Module *> &modules, DiagnosticEngine &d
     std::map<std::string, const ast::Item *> defined;
     for (const ast::ItemPtr &item : m->items) {
       const std::string &name = declaredName(*item);
-      if (name.empty()) continue;
+      if (name.empty())
+        continue;
       auto [prev, inserted] = defined.emplace(name, item.get());
       if (!inserted)
         diags.error(nameRange(*item), "redefinition of '" + name + "'")
             .note(nameRange(*prev->second), std::string("previous definition of ") +
-                                                itemKindName(*prev->second) + " '" + name + "' is here");
+                                                itemKindName(*prev->second) + " '" + name +
+                                                "' is here");
     }
     std::map<std::pair<std::string, std::string>, const ast::ScheduleDecl *> schedules;
     for (ast::ItemPtr &item : m->items) {
-      if (auto *g = item->as<ast::GraphDecl>()) resolveGraphStmts(*m, g->body, diags);
+      if (auto *g = item->as<ast::GraphDecl>())
+        resolveGraphStmts(*m, g->body, diags);
       auto *s = item->as<ast::ScheduleDecl>();
-      if (!s) continue;
-      const ast::Item *target = lookup(m->scheduleHost ? *m->scheduleHost : *m, s->func, diags, "function");
-      if (!target) continue;
+      if (!s)
+        continue;
+      const ast::Item *target =
+          lookup(m->scheduleHost ? *m->scheduleHost : *m, s->func, diags, "function");
+      if (!target)
+        continue;
       if (target->kind != ast::ItemKind::Func) {
-        diags.error(s->func.range, std::string("cannot schedule ") + itemKindName(*target) + " '" +
-                                       s->func.str() + "'; schedules apply to funcs")
+        diags
+            .error(s->func.range, std::string("cannot schedule ") + itemKindName(*target) + " '" +
+                                      s->func.str() + "'; schedules apply to funcs")
             .note(nameRange(*target), "declared here");
         continue;
       }
@@ -228,8 +264,9 @@ void resolveNames(const std::vector<ast::Module *> &modules, DiagnosticEngine &d
       std::string targetName = s->target ? s->target->name : "";
       auto [prev, inserted] = schedules.emplace(std::make_pair(s->func.str(), targetName), s);
       if (!inserted)
-        diags.error(s->func.range, "second schedule for '" + s->func.str() + "'" +
-                                       (targetName.empty() ? "" : " for " + targetName))
+        diags
+            .error(s->func.range, "second schedule for '" + s->func.str() + "'" +
+                                      (targetName.empty() ? "" : " for " + targetName))
             .note(prev->second->func.range, "first schedule is here");
     }
   }

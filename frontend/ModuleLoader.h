@@ -1,4 +1,7 @@
-// ModuleLoader.h — reads a file and, transitively, everything it imports (spec §3).
+//===- frontend/ModuleLoader.h ----------------------------------------------------------------===//
+//
+// Reads a file and, transitively, everything it imports (spec §3).
+
 #pragma once
 
 #include "frontend/AST.h"
@@ -37,11 +40,10 @@ public:
   std::vector<std::string> dependencies() const;
 
 private:
-  ast::Module *load(const std::string &displayPath, const std::string &key,
-                    const std::string *text, const ast::ImportDecl *from);
+  ast::Module *load(const std::string &displayPath, const std::string &key, const std::string *text,
+                    const ast::ImportDecl *from);
   void loadImports(ast::Module &m);
-  std::string findImport(const ast::Module &importer, const ast::ImportDecl &imp,
-                         std::string &key);
+  std::string findImport(const ast::Module &importer, const ast::ImportDecl &imp, std::string &key);
 
   SourceManager &sm_;
   DiagnosticEngine &diags_;

@@ -1,5 +1,8 @@
-// ParseModule.cpp — runs the ANTLR-generated lexer and parser, rewrites ANTLR's error
+//===- frontend/ParseModule.cpp ---------------------------------------------------------------===//
+//
+// Runs the ANTLR-generated lexer and parser, rewrites ANTLR's error
 // messages into readable Clang-style diagnostics, and builds the AST from the parse tree.
+
 #include "frontend/Parser.h"
 
 #include "support/Diagnostics.h"
@@ -31,7 +34,8 @@ SourceLoc tokenBegin(uint32_t file, const antlr4::Token *t) {
 }
 
 size_t tokenLength(const antlr4::Token *t) {
-  if (t->getType() == antlr4::Token::EOF) return 0;
+  if (t->getType() == antlr4::Token::EOF)
+    return 0;
   return t->getStopIndex() >= t->getStartIndex() ? t->getStopIndex() - t->getStartIndex() + 1 : 0;
 }
 
@@ -51,16 +55,23 @@ SourceRange tokenRange(uint32_t file, const antlr4::Token *t) {
 
 /// How a token type is named in "expected …" lists: `';'`, `identifier`, `'block'`.
 std::string describeTokenType(const antlr4::dfa::Vocabulary &vocab, ssize_t type) {
-  if (type == static_cast<ssize_t>(antlr4::Token::EOF)) return "end of file";
+  if (type == static_cast<ssize_t>(antlr4::Token::EOF))
+    return "end of file";
   switch (type) {
-  case P::ID: return "identifier";
-  case P::INT: return "integer literal";
-  case P::FLOAT: return "float literal";
-  case P::STRING: return "string literal";
-  default: break;
+  case P::ID:
+    return "identifier";
+  case P::INT:
+    return "integer literal";
+  case P::FLOAT:
+    return "float literal";
+  case P::STRING:
+    return "string literal";
+  default:
+    break;
   }
   std::string lit = vocab.getLiteralName(type);
-  if (!lit.empty()) return lit; // already quoted: 'func'
+  if (!lit.empty())
+    return lit; // already quoted: 'func'
   return vocab.getDisplayName(type);
 }
 
@@ -69,22 +80,33 @@ bool isKeyword(size_t type) { return type >= P::IMPORT && type <= P::INF; }
 /// What a rule is called in "expected ';' after …".
 const char *ruleNoun(antlr4::ParserRuleContext *ctx) {
   switch (ctx->getRuleIndex()) {
-  case P::RuleImportDecl: return "import";
-  case P::RuleAllocStmt: return "alloc";
-  case P::RuleStmt: return "statement";
-  case P::RuleExternDecl: return "extern declaration";
-  case P::RuleGraphStmt: return "statement";
-  case P::RuleSchedStmt: return "schedule statement";
-  case P::RuleCallValue: return "call";
-  default: return "expression";
+  case P::RuleImportDecl:
+    return "import";
+  case P::RuleAllocStmt:
+    return "alloc";
+  case P::RuleStmt:
+    return "statement";
+  case P::RuleExternDecl:
+    return "extern declaration";
+  case P::RuleGraphStmt:
+    return "statement";
+  case P::RuleSchedStmt:
+    return "schedule statement";
+  case P::RuleCallValue:
+    return "call";
+  default:
+    return "expression";
   }
 }
 
 /// The opening bracket of a closing one, or 0 when `text` is not a closing bracket.
 char openerOf(const std::string &text) {
-  if (text == "')'") return '(';
-  if (text == "']'") return '[';
-  if (text == "'}'") return '{';
+  if (text == "')'")
+    return '(';
+  if (text == "']'")
+    return '[';
+  if (text == "'}'")
+    return '{';
   return 0;
 }
 
@@ -106,7 +128,8 @@ public:
     size_t next = p->getTokenStream()->LA(2);
     // `for i in 0.128 {`: the user meant `0..128`; go on as if the '..' were there.
     if (expected.contains(static_cast<size_t>(P::DOTDOT)) && floatMeantAsRange(p, t)) {
-      if (!inErrorRecoveryMode(p)) reportMissingToken(p);
+      if (!inErrorRecoveryMode(p))
+        reportMissingToken(p);
       return getMissingSymbol(p);
     }
     // `let in = 1;`: the keyword is the name the user meant.
@@ -116,14 +139,16 @@ public:
     // `let = 1;`: a missing name, not an extra `=`.
     if (expected.contains(static_cast<size_t>(P::ID)) && followsMissingToken(p, t->getType()) &&
         t->getType() != antlr4::Token::EOF) {
-      if (!inErrorRecoveryMode(p)) reportMissingToken(p);
+      if (!inErrorRecoveryMode(p))
+        reportMissingToken(p);
       return getMissingSymbol(p);
     }
     if (antlr4::Token *matched = singleTokenDeletion(p)) {
       p->consume();
       return matched;
     }
-    if (singleTokenInsertion(p)) return getMissingSymbol(p);
+    if (singleTokenInsertion(p))
+      return getMissingSymbol(p);
     // `block C:i: spatial 4)`: one wrong token where the expected one belongs.
     if (t->getType() != antlr4::Token::EOF && next != antlr4::Token::EOF &&
         followsMissingToken(p, next))
@@ -135,7 +160,8 @@ protected:
   void reportNoViableAlternative(antlr4::Parser *p,
                                  const antlr4::NoViableAltException &e) override {
     antlr4::Token *t = e.getOffendingToken();
-    if (followsLexicalError(p, t)) return;
+    if (followsLexicalError(p, t))
+      return;
     // The expected tokens are those at the start of the decision; when the alternatives
     // failed further on, they say nothing about the token that does not fit.
     if (e.getStartToken() != t && t->getType() != antlr4::Token::EOF) {
@@ -152,10 +178,12 @@ protected:
     report(p, e.getOffendingToken(), p->getExpectedTokens(), /*missing=*/false);
   }
   void reportUnwantedToken(antlr4::Parser *p) override {
-    if (inErrorRecoveryMode(p)) return;
+    if (inErrorRecoveryMode(p))
+      return;
     beginErrorCondition(p);
     antlr4::Token *t = p->getCurrentToken();
-    if (followsLexicalError(p, t)) return;
+    if (followsLexicalError(p, t))
+      return;
     if (t->getType() == antlr4::Token::EOF || p->getContext()->getRuleIndex() == P::RuleModule) {
       report(p, t, getExpectedTokens(p), /*missing=*/false);
       return;
@@ -163,7 +191,8 @@ protected:
     emit(tokenRange(file_, t), "unexpected " + quote(t));
   }
   void reportMissingToken(antlr4::Parser *p) override {
-    if (inErrorRecoveryMode(p)) return;
+    if (inErrorRecoveryMode(p))
+      return;
     beginErrorCondition(p);
     report(p, p->getCurrentToken(), getExpectedTokens(p), /*missing=*/true);
   }
@@ -174,14 +203,16 @@ private:
   static bool followsMissingToken(antlr4::Parser *p, size_t type) {
     const antlr4::atn::ATN &atn = p->getATN();
     antlr4::atn::ATNState *state = atn.states[p->getState()];
-    if (state->transitions.empty()) return false;
+    if (state->transitions.empty())
+      return false;
     return atn.nextTokens(state->transitions[0]->target, p->getContext()).contains(type);
   }
 
   /// True if the token before `t` is a float like `0.128` that reads as a range `0..128`.
   static bool floatMeantAsRange(antlr4::Parser *p, antlr4::Token *t) {
     antlr4::Token *prev = previousToken(p, t);
-    if (!prev || prev->getType() != P::FLOAT) return false;
+    if (!prev || prev->getType() != P::FLOAT)
+      return false;
     std::string text = prev->getText();
     return text[0] != '.' && text.find_first_of("eE") == std::string::npos;
   }
@@ -206,11 +237,16 @@ private:
   }
 
   static std::string quote(antlr4::Token *t) {
-    if (t->getType() == antlr4::Token::EOF) return "end of file";
-    if (t->getType() == P::ID) return "identifier '" + t->getText() + "'";
-    if (t->getType() == P::INT || t->getType() == P::FLOAT) return "number '" + t->getText() + "'";
-    if (t->getType() == P::STRING) return "string literal";
-    if (isKeyword(t->getType())) return "keyword '" + t->getText() + "'";
+    if (t->getType() == antlr4::Token::EOF)
+      return "end of file";
+    if (t->getType() == P::ID)
+      return "identifier '" + t->getText() + "'";
+    if (t->getType() == P::INT || t->getType() == P::FLOAT)
+      return "number '" + t->getText() + "'";
+    if (t->getType() == P::STRING)
+      return "string literal";
+    if (isKeyword(t->getType()))
+      return "keyword '" + t->getText() + "'";
     return "'" + t->getText() + "'";
   }
 
@@ -219,7 +255,8 @@ private:
     auto *stream = p->getTokenStream();
     for (ssize_t i = static_cast<ssize_t>(t->getTokenIndex()) - 1; i >= 0; --i) {
       antlr4::Token *prev = stream->get(static_cast<size_t>(i));
-      if (prev->getChannel() == antlr4::Token::DEFAULT_CHANNEL) return prev;
+      if (prev->getChannel() == antlr4::Token::DEFAULT_CHANNEL)
+        return prev;
     }
     return nullptr;
   }
@@ -229,18 +266,23 @@ private:
   static antlr4::Token *unmatchedOpener(antlr4::Parser *p, antlr4::Token *t, char open) {
     const char close = open == '(' ? ')' : open == '[' ? ']' : '}';
     antlr4::Token *start = p->getContext()->getStart();
-    if (!start) return nullptr;
+    if (!start)
+      return nullptr;
     auto *stream = p->getTokenStream();
     unsigned depth = 0;
     for (ssize_t i = static_cast<ssize_t>(t->getTokenIndex()) - 1;
          i >= static_cast<ssize_t>(start->getTokenIndex()) && i >= 0; --i) {
       antlr4::Token *tok = stream->get(static_cast<size_t>(i));
-      if (tok->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
+      if (tok->getChannel() != antlr4::Token::DEFAULT_CHANNEL)
+        continue;
       std::string text = tok->getText();
-      if (text.size() != 1) continue;
-      if (text[0] == close) ++depth;
+      if (text.size() != 1)
+        continue;
+      if (text[0] == close)
+        ++depth;
       if (text[0] == open) {
-        if (depth == 0) return tok;
+        if (depth == 0)
+          return tok;
         --depth;
       }
     }
@@ -249,7 +291,8 @@ private:
 
   void report(antlr4::Parser *p, antlr4::Token *t, const antlr4::misc::IntervalSet &expected,
               bool missing) {
-    if (followsLexicalError(p, t)) return;
+    if (followsLexicalError(p, t))
+      return;
     const auto &vocab = p->getVocabulary();
     std::vector<ssize_t> want = expected.toList();
     auto wants = [&](ssize_t type) { return expected.contains(type); };
@@ -303,9 +346,11 @@ private:
     const ssize_t comma = tokenTypeOf(vocab, "','");
     for (ssize_t type : want) {
       char open = openerOf(vocab.getLiteralName(type));
-      if (!open) continue;
+      if (!open)
+        continue;
       bool onlyCloserOrComma = want.size() == 1 || (want.size() == 2 && wants(comma));
-      if (!atEof && !onlyCloserOrComma) break;
+      if (!atEof && !onlyCloserOrComma)
+        break;
       Diagnostic *d = emit(where, "expected " + describeTokenType(vocab, type) + found);
       if (antlr4::Token *o = d ? unmatchedOpener(p, t, open) : nullptr)
         d->note(tokenRange(file_, o), std::string("to match this '") + open + "'");
@@ -319,7 +364,8 @@ private:
     if (!want.empty() && want.size() <= 4) {
       std::string list;
       for (size_t i = 0; i < want.size(); ++i) {
-        if (i) list += i + 1 == want.size() ? " or " : ", ";
+        if (i)
+          list += i + 1 == want.size() ? " or " : ", ";
         list += describeTokenType(vocab, want[i]);
       }
       emit(where, "expected " + list + found);
@@ -332,14 +378,16 @@ private:
 
   static ssize_t tokenTypeOf(const antlr4::dfa::Vocabulary &vocab, const std::string &literal) {
     for (size_t i = 0; i <= vocab.getMaxTokenType(); ++i)
-      if (vocab.getLiteralName(i) == literal) return static_cast<ssize_t>(i);
+      if (vocab.getLiteralName(i) == literal)
+        return static_cast<ssize_t>(i);
     return -1;
   }
 
   /// Reports one error; null when one was already reported at that place.
   Diagnostic *emit(SourceRange at, std::string msg) {
     // Recovery can stumble twice over one place; one message per location is enough.
-    if (!reported_.insert({at.begin.line, at.begin.col}).second) return nullptr;
+    if (!reported_.insert({at.begin.line, at.begin.col}).second)
+      return nullptr;
     ++errors;
     return &diags_.error(at, std::move(msg));
   }
@@ -371,8 +419,10 @@ bool endsOperand(const antlr4::Token *t) {
   case P::FLOAT:
   case P::TRUE:
   case P::FALSE:
-  case P::INF: return true;
-  default: return t->getText() == ")" || t->getText() == "]";
+  case P::INF:
+    return true;
+  default:
+    return t->getText() == ")" || t->getText() == "]";
   }
 }
 
@@ -408,7 +458,8 @@ bool reportLexicalError(uint32_t file, const std::string &source, const antlr4::
   case P::UNTERMINATED_COMMENT:
     diags.error(SourceRange(tokenBegin(file, t)), "unterminated /* comment");
     return true;
-  default: return false;
+  default:
+    return false;
   }
 }
 
@@ -427,8 +478,10 @@ LexResult checkTokens(uint32_t file, const std::string &source, antlr4::CommonTo
   bool ok = true;
   std::vector<antlr4::Token *> code; // the default channel, EOF included
   for (antlr4::Token *t : tokens.getTokens()) {
-    if (reportLexicalError(file, source, t, diags)) ok = false;
-    if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL) code.push_back(t);
+    if (reportLexicalError(file, source, t, diags))
+      ok = false;
+    if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL)
+      code.push_back(t);
   }
 
   // Per bracket level: pending unary and binary operators, and `else if` links.
@@ -436,7 +489,8 @@ LexResult checkTokens(uint32_t file, const std::string &source, antlr4::CommonTo
   unsigned depth = 0, unaryTotal = 0, binaryTotal = 0, linkTotal = 0;
   for (size_t i = 0; i < code.size(); ++i) {
     antlr4::Token *t = code[i];
-    if (t->getType() == antlr4::Token::EOF) break;
+    if (t->getType() == antlr4::Token::EOF)
+      break;
     const antlr4::Token *next = i + 1 < code.size() ? code[i + 1] : nullptr;
     const std::string text = t->getText();
     if (text == "(" || text == "[" || text == "{") {
@@ -504,11 +558,16 @@ public:
     auto m = std::make_unique<ast::Module>();
     m->fileId = file_;
     for (P::ItemContext *item : ctx->item()) {
-      if (auto *c = item->importDecl()) m->items.push_back(import(c));
-      else if (auto *c = item->funcDecl()) m->items.push_back(func(c));
-      else if (auto *c = item->graphDecl()) m->items.push_back(graph(c));
-      else if (auto *c = item->externDecl()) m->items.push_back(externDecl(c));
-      else if (auto *c = item->scheduleDecl()) m->items.push_back(schedule(c));
+      if (auto *c = item->importDecl())
+        m->items.push_back(import(c));
+      else if (auto *c = item->funcDecl())
+        m->items.push_back(func(c));
+      else if (auto *c = item->graphDecl())
+        m->items.push_back(graph(c));
+      else if (auto *c = item->externDecl())
+        m->items.push_back(externDecl(c));
+      else if (auto *c = item->scheduleDecl())
+        m->items.push_back(schedule(c));
     }
     return m;
   }
@@ -543,8 +602,10 @@ private:
         continue;
       }
       char e = text[++i];
-      if (e == 'n') out += '\n';
-      else if (e == '"' || e == '\\') out += e;
+      if (e == 'n')
+        out += '\n';
+      else if (e == '"' || e == '\\')
+        out += e;
       else {
         SourceLoc l = tokenBegin(file_, n->getSymbol());
         l.col += static_cast<uint32_t>(i - 1);
@@ -563,13 +624,15 @@ private:
     d->range = range(c);
     d->path = unescape(c->STRING());
     d->pathRange = range(c->STRING());
-    if (d->path.empty()) diags_.error(d->pathRange, "empty import path");
+    if (d->path.empty())
+      diags_.error(d->pathRange, "empty import path");
     return d;
   }
 
   std::vector<ast::Param> params(P::ParamListContext *c) {
     std::vector<ast::Param> out;
-    if (!c) return out;
+    if (!c)
+      return out;
     for (P::ParamContext *p : c->param()) {
       ast::Param param;
       param.range = range(p);
@@ -582,7 +645,8 @@ private:
 
   std::vector<ast::GenericParam> generics(P::GenericParamsContext *c) {
     std::vector<ast::GenericParam> out;
-    if (!c) return out;
+    if (!c)
+      return out;
     for (P::GenericParamContext *g : c->genericParam()) {
       ast::GenericParam gp;
       gp.range = range(g);
@@ -598,7 +662,8 @@ private:
     t.range = range(c);
     t.dtype = ident(c->ID());
     t.isTensor = c->children.size() > 1;
-    if (c->exprList()) t.dims = exprs(c->exprList());
+    if (c->exprList())
+      t.dims = exprs(c->exprList());
     return t;
   }
 
@@ -609,7 +674,8 @@ private:
     f->generics = generics(c->genericParams());
     f->inputs = params(c->paramList());
     f->outputs = params(c->funcResults()->paramList());
-    for (P::FuncBodyItemContext *item : c->funcBodyItem()) f->body.push_back(bodyItem(item));
+    for (P::FuncBodyItemContext *item : c->funcBodyItem())
+      f->body.push_back(bodyItem(item));
     return f;
   }
 
@@ -619,10 +685,12 @@ private:
     e->name = ident(c->ID());
     e->pure = c->PURE() != nullptr;
     e->inputs = params(c->paramList());
-    if (c->funcResults()) e->outputs = params(c->funcResults()->paramList());
+    if (c->funcResults())
+      e->outputs = params(c->funcResults()->paramList());
     e->symbol = unescape(c->STRING());
     e->symbolRange = range(c->STRING());
-    if (e->symbol.empty()) diags_.error(e->symbolRange, "empty extern symbol name");
+    if (e->symbol.empty())
+      diags_.error(e->symbolRange, "empty extern symbol name");
     return e;
   }
 
@@ -634,8 +702,10 @@ private:
     g->inputs = params(c->paramList());
     P::GraphResultsContext *r = c->graphResults();
     g->tupleResult = r->getStart()->getText() == "(";
-    for (P::TypeContext *t : r->type()) g->results.push_back(type(t));
-    for (P::GraphStmtContext *s : c->graphStmt()) g->body.push_back(graphStmt(s));
+    for (P::TypeContext *t : r->type())
+      g->results.push_back(type(t));
+    for (P::GraphStmtContext *s : c->graphStmt())
+      g->body.push_back(graphStmt(s));
     return g;
   }
 
@@ -646,8 +716,8 @@ private:
     if (c->FOR()) {
       ast::Ident target = ident(c->ID());
       if (target.name != "cpu" && target.name != "cuda")
-        diags_.error(target.range, "unknown schedule target '" + target.name +
-                                       "'; expected 'cpu' or 'cuda'");
+        diags_.error(target.range,
+                     "unknown schedule target '" + target.name + "'; expected 'cpu' or 'cuda'");
       s->target = target;
     }
     for (P::SchedParamContext *p : c->schedParam()) {
@@ -657,22 +727,26 @@ private:
       sp.value = expr(p->expr());
       s->params.push_back(std::move(sp));
     }
-    for (P::SchedStmtContext *st : c->schedStmt()) s->body.push_back(schedStmt(st));
+    for (P::SchedStmtContext *st : c->schedStmt())
+      s->body.push_back(schedStmt(st));
     return s;
   }
 
   ast::QualifiedName qualified(P::QualifiedNameContext *c) {
     ast::QualifiedName q;
     q.range = range(c);
-    for (auto *id : c->ID()) q.parts.push_back(id->getText());
+    for (auto *id : c->ID())
+      q.parts.push_back(id->getText());
     return q;
   }
 
   // -- function bodies ------------------------------------------------------------------------
 
   ast::StmtPtr bodyItem(P::FuncBodyItemContext *c) {
-    if (auto *a = c->allocStmt()) return alloc(a);
-    if (auto *f = c->forStmt()) return forStmt(f);
+    if (auto *a = c->allocStmt())
+      return alloc(a);
+    if (auto *f = c->forStmt())
+      return forStmt(f);
     return block(c->blockStmt());
   }
 
@@ -684,10 +758,12 @@ private:
     for (P::AllocAttrContext *attr : c->allocAttr()) {
       ast::Ident name = ident(attr->ID());
       std::vector<ast::ExprPtr> args;
-      if (attr->exprList()) args = exprs(attr->exprList());
+      if (attr->exprList())
+        args = exprs(attr->exprList());
       if (name.name != "align" || args.size() != 3) {
         diags_.error(name.range, name.name != "align"
-                                     ? "unknown alloc attribute '@" + name.name + "'; expected @align(axis, factor, offset)"
+                                     ? "unknown alloc attribute '@" + name.name +
+                                           "'; expected @align(axis, factor, offset)"
                                      : "@align takes 3 arguments (axis, factor, offset), got " +
                                            std::to_string(args.size()));
         continue;
@@ -702,9 +778,12 @@ private:
     if (c->SCOPE()) {
       a->scopeWritten = true;
       ast::Ident scope = ident(c->ID(1));
-      if (scope.name == "global") a->scope = ast::Scope::Global;
-      else if (scope.name == "shared") a->scope = ast::Scope::Shared;
-      else if (scope.name == "local") a->scope = ast::Scope::Local;
+      if (scope.name == "global")
+        a->scope = ast::Scope::Global;
+      else if (scope.name == "shared")
+        a->scope = ast::Scope::Shared;
+      else if (scope.name == "local")
+        a->scope = ast::Scope::Local;
       else
         diags_.error(scope.range, "unknown memory scope '" + scope.name +
                                       "'; expected 'global', 'shared' or 'local'");
@@ -722,8 +801,10 @@ private:
       ast::Ident kind = ident(k->ID());
       f->kindWritten = true;
       static const std::pair<const char *, ast::LoopKind> kinds[] = {
-          {"serial", ast::LoopKind::Serial},       {"parallel", ast::LoopKind::Parallel},
-          {"vectorized", ast::LoopKind::Vectorized}, {"unrolled", ast::LoopKind::Unrolled},
+          {"serial", ast::LoopKind::Serial},
+          {"parallel", ast::LoopKind::Parallel},
+          {"vectorized", ast::LoopKind::Vectorized},
+          {"unrolled", ast::LoopKind::Unrolled},
           {"thread", ast::LoopKind::Thread}};
       bool known = false;
       for (auto &[name, value] : kinds)
@@ -743,15 +824,15 @@ private:
           static const std::set<std::string> tags = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
                                                      "threadIdx.x", "threadIdx.y", "threadIdx.z"};
           if (!tags.count(f->threadTag))
-            diags_.error(range(k->STRING()),
-                         "unknown thread tag \"" + f->threadTag +
-                             "\"; expected blockIdx.x|y|z or threadIdx.x|y|z");
+            diags_.error(range(k->STRING()), "unknown thread tag \"" + f->threadTag +
+                                                 "\"; expected blockIdx.x|y|z or threadIdx.x|y|z");
         }
       } else if (k->STRING()) {
         diags_.error(range(k->STRING()), "loop kind '" + kind.name + "' takes no argument");
       }
     }
-    for (P::FuncBodyItemContext *item : c->funcBodyItem()) f->body.push_back(bodyItem(item));
+    for (P::FuncBodyItemContext *item : c->funcBodyItem())
+      f->body.push_back(bodyItem(item));
     return f;
   }
 
@@ -766,16 +847,19 @@ private:
         axis.name = ident(a->ID());
         axis.kind = a->REDUCE() ? ast::AxisKind::Reduce : ast::AxisKind::Spatial;
         axis.extent = expr(a->expr(0));
-        if (a->expr().size() > 1) axis.binding = expr(a->expr(1));
+        if (a->expr().size() > 1)
+          axis.binding = expr(a->expr(1));
         b->axes.push_back(std::move(axis));
       }
     }
-    if (c->expr()) b->where = expr(c->expr());
+    if (c->expr())
+      b->where = expr(c->expr());
     for (P::BlockBodyItemContext *item : c->blockBodyItem()) {
       if (auto *i = item->initStmt()) {
         auto init = std::make_unique<ast::InitStmt>();
         init->range = range(i);
-        for (P::StmtContext *s : i->stmt()) init->body.push_back(stmt(s));
+        for (P::StmtContext *s : i->stmt())
+          init->body.push_back(stmt(s));
         b->body.push_back(std::move(init));
       } else if (auto *s = item->stmt()) {
         b->body.push_back(stmt(s));
@@ -792,7 +876,8 @@ private:
 
   std::vector<ast::StmtPtr> stmts(const std::vector<P::StmtContext *> &list) {
     std::vector<ast::StmtPtr> out;
-    for (P::StmtContext *s : list) out.push_back(stmt(s));
+    for (P::StmtContext *s : list)
+      out.push_back(stmt(s));
     return out;
   }
 
@@ -807,15 +892,18 @@ private:
     size_t elseTokenIndex = SIZE_MAX;
     for (auto *child : c->children)
       if (auto *term = dynamic_cast<antlr4::tree::TerminalNode *>(child))
-        if (term->getSymbol()->getType() == P::ELSE) elseTokenIndex = term->getSymbol()->getTokenIndex();
+        if (term->getSymbol()->getType() == P::ELSE)
+          elseTokenIndex = term->getSymbol()->getTokenIndex();
     for (P::StmtContext *st : body) {
-      if (st->getStart()->getTokenIndex() > elseTokenIndex) s->elseBody.push_back(stmt(st));
-      else s->thenBody.push_back(stmt(st));
+      if (st->getStart()->getTokenIndex() > elseTokenIndex)
+        s->elseBody.push_back(stmt(st));
+      else
+        s->thenBody.push_back(stmt(st));
     }
     s->hasElse = hasElse;
     if (tail)
-      s->elseBody.push_back(ifChain(tail, tail->expr(), tail->stmt(), tail->ifTail(),
-                                    tail->ELSE() != nullptr));
+      s->elseBody.push_back(
+          ifChain(tail, tail->expr(), tail->stmt(), tail->ifTail(), tail->ELSE() != nullptr));
     return s;
   }
 
@@ -824,9 +912,10 @@ private:
       auto st = std::make_unique<ast::StoreStmt>();
       st->range = range(c);
       st->buffer = ident(s->ID());
-      if (s->exprList()) st->indices = exprs(s->exprList());
+      if (s->exprList())
+        st->indices = exprs(s->exprList());
       std::string op = s->assignOp()->getText();
-      st->op = op == "=" ? ast::AssignOp::Set
+      st->op = op == "="    ? ast::AssignOp::Set
                : op == "+=" ? ast::AssignOp::Add
                : op == "-=" ? ast::AssignOp::Sub
                             : ast::AssignOp::Mul;
@@ -850,16 +939,20 @@ private:
     ast::CallValue v;
     v.range = range(c);
     v.callee = qualified(c->qualifiedName());
-    for (P::AddExprContext *a : c->addExpr()) v.constArgs.push_back(addExpr(a));
+    for (P::AddExprContext *a : c->addExpr())
+      v.constArgs.push_back(addExpr(a));
     if (c->callArgs())
-      for (P::ExprContext *e : c->callArgs()->expr()) v.args.push_back(expr(e));
-    if (c->type()) v.declaredType = type(c->type());
+      for (P::ExprContext *e : c->callArgs()->expr())
+        v.args.push_back(expr(e));
+    if (c->type())
+      v.declaredType = type(c->type());
     return v;
   }
 
   std::vector<ast::Ident> idents(const std::vector<antlr4::tree::TerminalNode *> &ids) {
     std::vector<ast::Ident> out;
-    for (auto *id : ids) out.push_back(ident(id));
+    for (auto *id : ids)
+      out.push_back(ident(id));
     return out;
   }
 
@@ -867,7 +960,8 @@ private:
     if (auto *s = dynamic_cast<P::DataflowStmtContext *>(c)) {
       auto d = std::make_unique<ast::DataflowStmt>();
       d->range = range(c);
-      for (P::GraphStmtContext *inner : s->graphStmt()) d->body.push_back(graphStmt(inner));
+      for (P::GraphStmtContext *inner : s->graphStmt())
+        d->body.push_back(graphStmt(inner));
       return d;
     }
     if (auto *s = dynamic_cast<P::OutputStmtContext *>(c)) {
@@ -903,7 +997,8 @@ private:
     if (fn.name != "reshape")
       diags_.error(fn.range, "expected 'call' or 'reshape' after '=', found '" + fn.name + "'");
     r->source = ident(s->ID(2));
-    if (s->exprList()) r->shape = exprs(s->exprList());
+    if (s->exprList())
+      r->shape = exprs(s->exprList());
     return r;
   }
 
@@ -923,7 +1018,8 @@ private:
       args = call->schedArgs();
     }
     if (args)
-      for (P::SchedArgContext *a : args->schedArg()) s.args.push_back(schedArg(a));
+      for (P::SchedArgContext *a : args->schedArg())
+        s.args.push_back(schedArg(a));
     return s;
   }
 
@@ -939,7 +1035,8 @@ private:
     } else if (auto *l = dynamic_cast<P::SchedListContext *>(c)) {
       a.kind = ast::SchedArgKind::List;
       if (l->schedArgs())
-        for (P::SchedArgContext *inner : l->schedArgs()->schedArg()) a.list.push_back(schedArg(inner));
+        for (P::SchedArgContext *inner : l->schedArgs()->schedArg())
+          a.list.push_back(schedArg(inner));
     } else if (auto *lam = dynamic_cast<P::SchedLambdaContext *>(c)) {
       a.kind = ast::SchedArgKind::Lambda;
       a.lambdaParams = idents(lam->ID());
@@ -957,7 +1054,8 @@ private:
 
   std::vector<ast::ExprPtr> exprs(P::ExprListContext *c) {
     std::vector<ast::ExprPtr> out;
-    for (P::ExprContext *e : c->expr()) out.push_back(expr(e));
+    for (P::ExprContext *e : c->expr())
+      out.push_back(expr(e));
     return out;
   }
 
@@ -988,9 +1086,10 @@ private:
 
   ast::ExprPtr cmpExpr(P::CmpExprContext *c) {
     ast::ExprPtr e = addExpr(c->addExpr(0));
-    if (!c->cmpOp()) return e;
+    if (!c->cmpOp())
+      return e;
     std::string op = c->cmpOp()->getText();
-    ast::BinaryOp k = op == "==" ? ast::BinaryOp::EQ
+    ast::BinaryOp k = op == "=="   ? ast::BinaryOp::EQ
                       : op == "!=" ? ast::BinaryOp::NE
                       : op == "<"  ? ast::BinaryOp::LT
                       : op == "<=" ? ast::BinaryOp::LE
@@ -1012,14 +1111,17 @@ private:
     ast::ExprPtr e = unaryExpr(c->unaryExpr(0));
     for (size_t i = 1; i < c->unaryExpr().size(); ++i) {
       std::string op = c->mulOp(i - 1)->getText();
-      ast::BinaryOp k = op == "*" ? ast::BinaryOp::Mul : op == "/" ? ast::BinaryOp::Div : ast::BinaryOp::Mod;
+      ast::BinaryOp k = op == "*"   ? ast::BinaryOp::Mul
+                        : op == "/" ? ast::BinaryOp::Div
+                                    : ast::BinaryOp::Mod;
       e = binary(k, std::move(e), unaryExpr(c->unaryExpr(i)));
     }
     return e;
   }
 
   ast::ExprPtr unaryExpr(P::UnaryExprContext *c) {
-    if (c->primary()) return primary(c->primary());
+    if (c->primary())
+      return primary(c->primary());
     auto u = std::make_unique<ast::UnaryExpr>();
     u->range = range(c);
     u->op = c->getStart()->getText() == "-" ? ast::UnaryOp::Neg : ast::UnaryOp::Not;
@@ -1029,8 +1131,10 @@ private:
 
   ast::ExprPtr primary(P::PrimaryContext *c) {
     SourceRange r = range(c);
-    if (auto *p = dynamic_cast<P::IntLitContext *>(c)) return intLit(p->INT(), r);
-    if (auto *p = dynamic_cast<P::FloatLitContext *>(c)) return floatLit(p->FLOAT(), r);
+    if (auto *p = dynamic_cast<P::IntLitContext *>(c))
+      return intLit(p->INT(), r);
+    if (auto *p = dynamic_cast<P::FloatLitContext *>(c))
+      return floatLit(p->FLOAT(), r);
     if (dynamic_cast<P::TrueLitContext *>(c) || dynamic_cast<P::FalseLitContext *>(c)) {
       auto b = std::make_unique<ast::BoolLit>();
       b->range = r;
@@ -1046,14 +1150,16 @@ private:
       auto l = std::make_unique<ast::LoadExpr>();
       l->range = r;
       l->buffer = ident(p->ID());
-      if (p->exprList()) l->indices = exprs(p->exprList());
+      if (p->exprList())
+        l->indices = exprs(p->exprList());
       return l;
     }
     if (auto *p = dynamic_cast<P::CallExprContext *>(c)) {
       auto call = std::make_unique<ast::CallExpr>();
       call->range = r;
       call->callee = ident(p->ID());
-      if (p->exprList()) call->args = exprs(p->exprList());
+      if (p->exprList())
+        call->args = exprs(p->exprList());
       return call;
     }
     if (auto *p = dynamic_cast<P::NameExprContext *>(c)) {
@@ -1069,7 +1175,8 @@ private:
   static std::string stripUnderscores(const std::string &s) {
     std::string out;
     for (char ch : s)
-      if (ch != '_') out += ch;
+      if (ch != '_')
+        out += ch;
     return out;
   }
 
@@ -1080,8 +1187,10 @@ private:
     std::string digits = stripUnderscores(lit->text);
     bool hex = digits.size() > 1 && (digits[1] == 'x' || digits[1] == 'X');
     errno = 0;
-    unsigned long long v = std::strtoull(hex ? digits.c_str() + 2 : digits.c_str(), nullptr, hex ? 16 : 10);
-    if (errno == ERANGE || v > static_cast<unsigned long long>(std::numeric_limits<int64_t>::max()) + 1)
+    unsigned long long v =
+        std::strtoull(hex ? digits.c_str() + 2 : digits.c_str(), nullptr, hex ? 16 : 10);
+    if (errno == ERANGE ||
+        v > static_cast<unsigned long long>(std::numeric_limits<int64_t>::max()) + 1)
       diags_.error(r, "integer literal '" + lit->text + "' is too large for i64");
     lit->value = v;
     return lit;
@@ -1113,7 +1222,8 @@ std::unique_ptr<ast::Module> parseModule(const SourceManager &sm, uint32_t fileI
   // stay byte columns (as Clang's), and token texts are read back from the original buffer.
   std::string ascii = text;
   for (char &c : ascii)
-    if (static_cast<unsigned char>(c) >= 0x80 || c == '\0') c = '\x01';
+    if (static_cast<unsigned char>(c) >= 0x80 || c == '\0')
+      c = '\x01';
   antlr4::ANTLRInputStream input(ascii);
   TDSLLexer lexer(&input);
   SilentListener silent;
@@ -1124,7 +1234,8 @@ std::unique_ptr<ast::Module> parseModule(const SourceManager &sm, uint32_t fileI
 
   // Too deep a nesting stops here: parsing it could exhaust the stack.
   LexResult lex = checkTokens(fileId, text, tokens, diags);
-  if (lex == LexResult::TooDeep || diags.limitReached()) return nullptr;
+  if (lex == LexResult::TooDeep || diags.limitReached())
+    return nullptr;
 
   TDSLParser parser(&tokens);
   parser.removeErrorListeners();
@@ -1132,7 +1243,8 @@ std::unique_ptr<ast::Module> parseModule(const SourceManager &sm, uint32_t fileI
   auto strategy = std::make_shared<TDSLErrorStrategy>(fileId, sm, diags);
   parser.setErrorHandler(strategy);
   P::ModuleContext *tree = parser.module();
-  if (strategy->errors || lex != LexResult::Ok) return nullptr;
+  if (strategy->errors || lex != LexResult::Ok)
+    return nullptr;
 
   ASTBuilder builder(fileId, text, diags);
   auto module = builder.build(tree);

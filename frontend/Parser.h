@@ -1,5 +1,8 @@
-// Parser.h — text to AST. The only entry point into the ANTLR-generated parser; no ANTLR type
+//===- frontend/Parser.h ----------------------------------------------------------------------===//
+//
+// Text to AST. The only entry point into the ANTLR-generated parser; no ANTLR type
 // crosses this header.
+
 #pragma once
 
 #include "frontend/AST.h"

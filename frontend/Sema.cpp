@@ -1,6 +1,9 @@
-// Sema.cpp — type checking and name resolution of funcs, and IR construction (spec §4–§6).
+//===- frontend/Sema.cpp ----------------------------------------------------------------------===//
+//
+// Type checking and name resolution of funcs, and IR construction (spec §4–§6).
 // Graphs are checked in SemaGraph.cpp; the access rules 6 and 7 run on the built IR
 // (CheckAccesses.cpp).
+
 #include "frontend/Sema.h"
 
 #include "frontend/SemaInternal.h"
@@ -19,17 +22,20 @@ SourceLoc locOf(const ast::Node &n) { return n.range.begin; }
 
 std::optional<DType> parseDType(const std::string &name) {
   static const std::map<std::string, DType> kTypes = {
-      {"bool", DType::boolean()}, {"i8", DType::i8()},   {"i16", DType::i16()},
-      {"i32", DType::i32()},      {"i64", DType::i64()}, {"u8", DType::u8()},
-      {"u16", DType::u16()},      {"u32", DType::u32()}, {"u64", DType::u64()},
+      {"bool", DType::boolean()}, {"i8", DType::i8()},     {"i16", DType::i16()},
+      {"i32", DType::i32()},      {"i64", DType::i64()},   {"u8", DType::u8()},
+      {"u16", DType::u16()},      {"u32", DType::u32()},   {"u64", DType::u64()},
       {"f16", DType::f16()},      {"bf16", DType::bf16()}, {"f32", DType::f32()},
       {"f64", DType::f64()}};
   auto it = kTypes.find(name);
-  if (it == kTypes.end()) return std::nullopt;
+  if (it == kTypes.end())
+    return std::nullopt;
   return it->second;
 }
 
-bool isStorageOnly(DType t) { return t.code() == DType::Code::F16 || t.code() == DType::Code::BF16; }
+bool isStorageOnly(DType t) {
+  return t.code() == DType::Code::F16 || t.code() == DType::Code::BF16;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Scopes
@@ -38,7 +44,8 @@ bool isStorageOnly(DType t) { return t.code() == DType::Code::F16 || t.code() ==
 const Symbol *Scopes::lookup(const std::string &name) const {
   for (auto it = stack_.rbegin(); it != stack_.rend(); ++it) {
     auto found = it->find(name);
-    if (found != it->end()) return &found->second;
+    if (found != it->end())
+      return &found->second;
   }
   return nullptr;
 }
@@ -61,7 +68,8 @@ bool ExprChecker::isLiteralLike(const ast::Expr &e) {
   switch (e.kind) {
   case ast::ExprKind::Int:
   case ast::ExprKind::Float:
-  case ast::ExprKind::Inf: return true;
+  case ast::ExprKind::Inf:
+    return true;
   case ast::ExprKind::Unary: {
     auto &u = static_cast<const ast::UnaryExpr &>(e);
     return u.op == ast::UnaryOp::Neg && isLiteralLike(*u.operand);
@@ -73,19 +81,23 @@ bool ExprChecker::isLiteralLike(const ast::Expr &e) {
                  b.op == ast::BinaryOp::Mod;
     return arith && isLiteralLike(*b.lhs) && isLiteralLike(*b.rhs);
   }
-  default: return false;
+  default:
+    return false;
   }
 }
 
 static bool fitsIn(uint64_t v, DType t, bool negative) {
-  if (t.isFloat()) return true;
+  if (t.isFloat())
+    return true;
   int bits = t.bits();
-  if (t.isUInt()) return !negative && (bits == 64 || v < (uint64_t(1) << bits));
+  if (t.isUInt())
+    return !negative && (bits == 64 || v < (uint64_t(1) << bits));
   uint64_t limit = uint64_t(1) << (bits - 1); // |min|
   return negative ? v <= limit : v < limit;
 }
 
-Expr ExprChecker::literal(const ast::Expr &e, std::optional<DType> expected, const ast::Expr *negation) {
+Expr ExprChecker::literal(const ast::Expr &e, std::optional<DType> expected,
+                          const ast::Expr *negation) {
   bool negative = negation != nullptr;
   const ast::Expr &at = negative ? *negation : e; // errors cover the sign
   SourceLoc loc = locOf(at);
@@ -95,40 +107,48 @@ Expr ExprChecker::literal(const ast::Expr &e, std::optional<DType> expected, con
       error(at, "integer literal '" + i->text + "' where a bool is required");
       return {};
     }
-    if (isStorageOnly(t)) return storageError(at, t);
+    if (isStorageOnly(t))
+      return storageError(at, t);
     if (!fitsIn(i->value, t, negative)) {
       error(at, "integer literal '" + std::string(negative ? "-" : "") + i->text +
-                   "' does not fit in " + t.name());
+                    "' does not fit in " + t.name());
       return {};
     }
-    if (t.isFloat()) return FloatImm::make(t, negative ? -double(i->value) : double(i->value), loc);
+    if (t.isFloat())
+      return FloatImm::make(t, negative ? -double(i->value) : double(i->value), loc);
     int64_t v = negative ? int64_t(0 - i->value) : int64_t(i->value);
     return IntImm::make(t, v, loc);
   }
   // Float literal or inf.
   DType t = expected.value_or(DType::f32());
-  std::string text = (negative ? "-" : "") + (e.as<ast::FloatLit>() ? e.as<ast::FloatLit>()->text : "inf");
+  std::string text =
+      (negative ? "-" : "") + (e.as<ast::FloatLit>() ? e.as<ast::FloatLit>()->text : "inf");
   if (!t.isFloat()) {
     error(at, "float literal '" + text + "' where " +
-                  (t.isBool() ? std::string("a bool") : "an integer (" + t.name() + ")") + " is required");
+                  (t.isBool() ? std::string("a bool") : "an integer (" + t.name() + ")") +
+                  " is required");
     return {};
   }
-  if (isStorageOnly(t)) return storageError(at, t);
+  if (isStorageOnly(t))
+    return storageError(at, t);
   double v = e.as<ast::FloatLit>() ? e.as<ast::FloatLit>()->value : HUGE_VAL;
   return FloatImm::make(t, negative ? -v : v, loc);
 }
 
 Expr ExprChecker::storageError(const ast::Expr &e, DType t) {
-  error(e, t.name() + " is a storage type: compute in f32 and convert the result with " +
-               t.name() + "(...)");
+  error(e, t.name() + " is a storage type: compute in f32 and convert the result with " + t.name() +
+               "(...)");
   return {};
 }
 
-void ExprChecker::error(const ast::Node &n, std::string msg) { diags.error(n.range, std::move(msg)); }
+void ExprChecker::error(const ast::Node &n, std::string msg) {
+  diags.error(n.range, std::move(msg));
+}
 
 Expr ExprChecker::check(const ast::Expr &e, std::optional<DType> expected, bool allowStorage) {
   Expr r = checkImpl(e, expected);
-  if (!r.defined() || allowStorage || !isStorageOnly(r.dtype()) || e.as<ast::CallExpr>()) return r;
+  if (!r.defined() || allowStorage || !isStorageOnly(r.dtype()) || e.as<ast::CallExpr>())
+    return r;
   if (auto *l = e.as<ast::LoadExpr>()) {
     error(e, "'" + l->buffer.name + "' has storage type " + r.dtype().name() +
                  "; read it through a cast, e.g. f32(" + l->buffer.name + "[...])");
@@ -142,11 +162,16 @@ Expr ExprChecker::checkImpl(const ast::Expr &e, std::optional<DType> expected) {
   switch (e.kind) {
   case ast::ExprKind::Int:
   case ast::ExprKind::Float:
-  case ast::ExprKind::Inf: return literal(e, expected);
-  case ast::ExprKind::Bool: return IntImm::make(DType::boolean(), e.as<ast::BoolLit>()->value, loc);
-  case ast::ExprKind::Name: return name(static_cast<const ast::NameExpr &>(e));
-  case ast::ExprKind::Load: return load(static_cast<const ast::LoadExpr &>(e));
-  case ast::ExprKind::Call: return call(static_cast<const ast::CallExpr &>(e), expected);
+  case ast::ExprKind::Inf:
+    return literal(e, expected);
+  case ast::ExprKind::Bool:
+    return IntImm::make(DType::boolean(), e.as<ast::BoolLit>()->value, loc);
+  case ast::ExprKind::Name:
+    return name(static_cast<const ast::NameExpr &>(e));
+  case ast::ExprKind::Load:
+    return load(static_cast<const ast::LoadExpr &>(e));
+  case ast::ExprKind::Call:
+    return call(static_cast<const ast::CallExpr &>(e), expected);
   case ast::ExprKind::Unary: {
     auto &u = static_cast<const ast::UnaryExpr &>(e);
     if (u.op == ast::UnaryOp::Neg) {
@@ -155,7 +180,8 @@ Expr ExprChecker::checkImpl(const ast::Expr &e, std::optional<DType> expected) {
           inner.kind == ast::ExprKind::Inf)
         return literal(inner, expected, &e);
       Expr a = check(inner, expected);
-      if (!a.defined()) return {};
+      if (!a.defined())
+        return {};
       if (a.dtype().isBool()) {
         error(e, "unary '-' needs a number, got bool");
         return {};
@@ -163,14 +189,16 @@ Expr ExprChecker::checkImpl(const ast::Expr &e, std::optional<DType> expected) {
       return Neg::make(a, loc);
     }
     Expr a = check(*u.operand, DType::boolean());
-    if (!a.defined()) return {};
+    if (!a.defined())
+      return {};
     if (!a.dtype().isBool()) {
       error(*u.operand, "'!' needs a bool operand, got " + a.dtype().name());
       return {};
     }
     return Not::make(a, loc);
   }
-  case ast::ExprKind::Binary: return binary(static_cast<const ast::BinaryExpr &>(e), expected);
+  case ast::ExprKind::Binary:
+    return binary(static_cast<const ast::BinaryExpr &>(e), expected);
   }
   return {};
 }
@@ -185,14 +213,16 @@ Expr ExprChecker::name(const ast::NameExpr &n) {
     return {};
   }
   switch (sym->kind) {
-  case SymbolKind::Invalid: return {};
+  case SymbolKind::Invalid:
+    return {};
   case SymbolKind::Buffer:
     error(n, "buffer '" + n.name + "' used as a scalar; index it: " + n.name + "[...]");
     return {};
   case SymbolKind::LoopVar:
     if (!loopVarsVisible) {
-      diags.error(n.range, "loop variable '" + n.name +
-                               "' is not visible in a block body; bind it to a block axis")
+      diags
+          .error(n.range, "loop variable '" + n.name +
+                              "' is not visible in a block body; bind it to a block axis")
           .note(sym->range, "loop declared here");
       return {};
     }
@@ -204,19 +234,22 @@ Expr ExprChecker::name(const ast::NameExpr &n) {
       return {};
     }
     break;
-  default: break;
+  default:
+    break;
   }
   return VarRef::make(sym->var, locOf(n));
 }
 
 Expr ExprChecker::index(const ast::Expr &e) {
   Expr idx = check(e, DType::i64());
-  if (!idx.defined()) return {};
+  if (!idx.defined())
+    return {};
   if (!idx.dtype().isInteger()) {
     error(e, "index must be an integer, got " + idx.dtype().name());
     return {};
   }
-  if (idx.dtype() != DType::i64()) idx = Cast::make(DType::i64(), idx, idx->loc);
+  if (idx.dtype() != DType::i64())
+    idx = Cast::make(DType::i64(), idx, idx->loc);
   return idx;
 }
 
@@ -226,17 +259,21 @@ Expr ExprChecker::load(const ast::LoadExpr &l) {
     error(l.buffer, "use of undeclared buffer '" + l.buffer.name + "'");
     return {};
   }
-  if (sym->kind == SymbolKind::Invalid) return {};
+  if (sym->kind == SymbolKind::Invalid)
+    return {};
   if (sym->kind != SymbolKind::Buffer) {
-    diags.error(l.buffer.range, "'" + l.buffer.name + "' is a scalar, not a buffer; it cannot be indexed")
+    diags
+        .error(l.buffer.range,
+               "'" + l.buffer.name + "' is a scalar, not a buffer; it cannot be indexed")
         .note(sym->range, "declared here");
     return {};
   }
   Buffer buf = sym->buffer;
   if (l.indices.size() != buf.rank()) {
-    diags.error(l.range, "buffer '" + l.buffer.name + "' has rank " + std::to_string(buf.rank()) +
-                             " but is indexed with " + std::to_string(l.indices.size()) +
-                             (l.indices.size() == 1 ? " index" : " indices"))
+    diags
+        .error(l.range, "buffer '" + l.buffer.name + "' has rank " + std::to_string(buf.rank()) +
+                            " but is indexed with " + std::to_string(l.indices.size()) +
+                            (l.indices.size() == 1 ? " index" : " indices"))
         .note(sym->range, "declared here");
     return {};
   }
@@ -246,23 +283,25 @@ Expr ExprChecker::load(const ast::LoadExpr &l) {
     idx.push_back(index(*i));
     ok &= idx.back().defined();
   }
-  if (!ok) return {};
+  if (!ok)
+    return {};
   return BufferLoad::make(buf, std::move(idx), locOf(l));
 }
 
 static const std::map<std::string, Intrinsic> &floatIntrinsics() {
   static const std::map<std::string, Intrinsic> m = {
-      {"exp", Intrinsic::Exp},     {"exp2", Intrinsic::Exp2},   {"log", Intrinsic::Log},
-      {"log2", Intrinsic::Log2},   {"sqrt", Intrinsic::Sqrt},   {"rsqrt", Intrinsic::Rsqrt},
-      {"tanh", Intrinsic::Tanh},   {"sigmoid", Intrinsic::Sigmoid}, {"erf", Intrinsic::Erf},
-      {"sin", Intrinsic::Sin},     {"cos", Intrinsic::Cos},     {"floor", Intrinsic::Floor},
-      {"ceil", Intrinsic::Ceil},   {"round", Intrinsic::Round}, {"trunc", Intrinsic::Trunc},
-      {"pow", Intrinsic::Pow},     {"fma", Intrinsic::Fma}};
+      {"exp", Intrinsic::Exp},   {"exp2", Intrinsic::Exp2},       {"log", Intrinsic::Log},
+      {"log2", Intrinsic::Log2}, {"sqrt", Intrinsic::Sqrt},       {"rsqrt", Intrinsic::Rsqrt},
+      {"tanh", Intrinsic::Tanh}, {"sigmoid", Intrinsic::Sigmoid}, {"erf", Intrinsic::Erf},
+      {"sin", Intrinsic::Sin},   {"cos", Intrinsic::Cos},         {"floor", Intrinsic::Floor},
+      {"ceil", Intrinsic::Ceil}, {"round", Intrinsic::Round},     {"trunc", Intrinsic::Trunc},
+      {"pow", Intrinsic::Pow},   {"fma", Intrinsic::Fma}};
   return m;
 }
 
 bool ExprChecker::arity(const ast::CallExpr &c, size_t n) {
-  if (c.args.size() == n) return true;
+  if (c.args.size() == n)
+    return true;
   error(c, "'" + c.callee.name + "' takes " + std::to_string(n) + " argument" +
                (n == 1 ? "" : "s") + ", got " + std::to_string(c.args.size()));
   return false;
@@ -276,28 +315,36 @@ std::vector<Expr> ExprChecker::unify(const std::vector<const ast::Expr *> &opera
   std::optional<DType> common;
   bool ok = true;
   for (size_t i = 0; i < operands.size(); ++i) {
-    if (isLiteralLike(*operands[i])) continue;
+    if (isLiteralLike(*operands[i]))
+      continue;
     out[i] = check(*operands[i], expected);
     if (!out[i].defined()) {
       ok = false;
       continue;
     }
-    if (!common) common = out[i].dtype();
+    if (!common)
+      common = out[i].dtype();
     else if (*common != out[i].dtype()) {
       error(at, "mismatched dtypes " + common->name() + " and " + out[i].dtype().name() + " in " +
                     what + "; convert one side explicitly, e.g. " + common->name() + "(...)");
       return {};
     }
   }
-  if (!ok) return {};
-  if (!common) common = expected;
+  if (!ok)
+    return {};
+  if (!common)
+    common = expected;
   for (size_t i = 0; i < operands.size(); ++i) {
-    if (out[i].defined()) continue;
+    if (out[i].defined())
+      continue;
     out[i] = check(*operands[i], common);
-    if (!out[i].defined()) return {};
-    if (!common) common = out[i].dtype();
+    if (!out[i].defined())
+      return {};
+    if (!common)
+      common = out[i].dtype();
     else if (*common != out[i].dtype()) {
-      error(at, "mismatched dtypes " + common->name() + " and " + out[i].dtype().name() + " in " + what);
+      error(at, "mismatched dtypes " + common->name() + " and " + out[i].dtype().name() + " in " +
+                    what);
       return {};
     }
   }
@@ -309,19 +356,24 @@ Expr ExprChecker::call(const ast::CallExpr &c, std::optional<DType> expected) {
   SourceLoc loc = locOf(c);
   // A cast: `f32(x)`.
   if (std::optional<DType> to = parseDType(fn)) {
-    if (!arity(c, 1)) return {};
+    if (!arity(c, 1))
+      return {};
     Expr v = check(*c.args[0], std::nullopt, /*allowStorage=*/true);
-    if (!v.defined()) return {};
+    if (!v.defined())
+      return {};
     if (isStorageOnly(v.dtype()) && isStorageOnly(*to) && v.dtype() != *to) {
-      error(c, "cannot convert " + v.dtype().name() + " to " + to->name() + " directly; go through f32");
+      error(c, "cannot convert " + v.dtype().name() + " to " + to->name() +
+                   " directly; go through f32");
       return {};
     }
     return Cast::make(*to, v, loc);
   }
   if (fn == "min" || fn == "max") {
-    if (!arity(c, 2)) return {};
+    if (!arity(c, 2))
+      return {};
     std::vector<Expr> ops = unify({c.args[0].get(), c.args[1].get()}, expected, c, "'" + fn + "'");
-    if (ops.empty()) return {};
+    if (ops.empty())
+      return {};
     if (ops[0].dtype().isBool()) {
       error(c, "'" + fn + "' needs numbers, got bool");
       return {};
@@ -329,32 +381,39 @@ Expr ExprChecker::call(const ast::CallExpr &c, std::optional<DType> expected) {
     return fn == "min" ? Min::make(ops[0], ops[1], loc) : Max::make(ops[0], ops[1], loc);
   }
   if (fn == "select") {
-    if (!arity(c, 3)) return {};
+    if (!arity(c, 3))
+      return {};
     Expr cond = check(*c.args[0], DType::boolean());
-    if (!cond.defined()) return {};
+    if (!cond.defined())
+      return {};
     if (!cond.dtype().isBool()) {
       error(*c.args[0], "condition of 'select' must be bool, got " + cond.dtype().name());
       return {};
     }
     std::vector<Expr> ops = unify({c.args[1].get(), c.args[2].get()}, expected, c, "'select'");
-    if (ops.empty()) return {};
+    if (ops.empty())
+      return {};
     return Select::make(cond, ops[0], ops[1], loc);
   }
   if (fn == "min_value" || fn == "max_value") {
-    if (!arity(c, 1)) return {};
+    if (!arity(c, 1))
+      return {};
     auto *n = c.args[0]->as<ast::NameExpr>();
     std::optional<DType> t = n ? parseDType(n->name) : std::nullopt;
     if (!t || t->isBool()) {
       error(*c.args[0], "'" + fn + "' takes a numeric dtype name, e.g. " + fn + "(f32)");
       return {};
     }
-    if (isStorageOnly(*t)) return storageError(*c.args[0], *t);
+    if (isStorageOnly(*t))
+      return storageError(*c.args[0], *t);
     return Call::make(*t, fn == "min_value" ? Intrinsic::MinValue : Intrinsic::MaxValue, {}, loc);
   }
   if (fn == "abs") {
-    if (!arity(c, 1)) return {};
+    if (!arity(c, 1))
+      return {};
     Expr v = check(*c.args[0], expected);
-    if (!v.defined()) return {};
+    if (!v.defined())
+      return {};
     if (v.dtype().isBool()) {
       error(c, "'abs' needs a number, got bool");
       return {};
@@ -367,12 +426,15 @@ Expr ExprChecker::call(const ast::CallExpr &c, std::optional<DType> expected) {
     return {};
   }
   size_t n = it->second == Intrinsic::Pow ? 2 : it->second == Intrinsic::Fma ? 3 : 1;
-  if (!arity(c, n)) return {};
+  if (!arity(c, n))
+    return {};
   std::vector<const ast::Expr *> args;
-  for (const ast::ExprPtr &a : c.args) args.push_back(a.get());
+  for (const ast::ExprPtr &a : c.args)
+    args.push_back(a.get());
   std::optional<DType> want = expected && expected->isFloat() ? expected : std::nullopt;
   std::vector<Expr> ops = unify(args, want, c, "'" + fn + "'");
-  if (ops.empty()) return {};
+  if (ops.empty())
+    return {};
   if (!ops[0].dtype().isFloat()) {
     error(c, "'" + fn + "' needs a float argument, got " + ops[0].dtype().name() +
                  "; convert it, e.g. f32(...)");
@@ -389,7 +451,8 @@ Expr ExprChecker::binary(const ast::BinaryExpr &b, std::optional<DType> expected
   case ast::BinaryOp::And:
   case ast::BinaryOp::Or: {
     Expr l = check(*b.lhs, DType::boolean()), r = check(*b.rhs, DType::boolean());
-    if (!l.defined() || !r.defined()) return {};
+    if (!l.defined() || !r.defined())
+      return {};
     for (auto [e, side] : {std::pair{l, b.lhs.get()}, std::pair{r, b.rhs.get()}})
       if (!e.dtype().isBool()) {
         error(*side, "operands of " + what + " must be bool, got " + e.dtype().name());
@@ -404,30 +467,44 @@ Expr ExprChecker::binary(const ast::BinaryExpr &b, std::optional<DType> expected
   case ast::BinaryOp::GT:
   case ast::BinaryOp::GE: {
     std::vector<Expr> ops = unify({b.lhs.get(), b.rhs.get()}, std::nullopt, b, what);
-    if (ops.empty()) return {};
+    if (ops.empty())
+      return {};
     switch (b.op) {
-    case ast::BinaryOp::EQ: return EQ::make(ops[0], ops[1], loc);
-    case ast::BinaryOp::NE: return NE::make(ops[0], ops[1], loc);
-    case ast::BinaryOp::LT: return LT::make(ops[0], ops[1], loc);
-    case ast::BinaryOp::LE: return LE::make(ops[0], ops[1], loc);
-    case ast::BinaryOp::GT: return GT::make(ops[0], ops[1], loc);
-    default: return GE::make(ops[0], ops[1], loc);
+    case ast::BinaryOp::EQ:
+      return EQ::make(ops[0], ops[1], loc);
+    case ast::BinaryOp::NE:
+      return NE::make(ops[0], ops[1], loc);
+    case ast::BinaryOp::LT:
+      return LT::make(ops[0], ops[1], loc);
+    case ast::BinaryOp::LE:
+      return LE::make(ops[0], ops[1], loc);
+    case ast::BinaryOp::GT:
+      return GT::make(ops[0], ops[1], loc);
+    default:
+      return GE::make(ops[0], ops[1], loc);
     }
   }
-  default: break;
+  default:
+    break;
   }
   std::vector<Expr> ops = unify({b.lhs.get(), b.rhs.get()}, expected, b, what);
-  if (ops.empty()) return {};
+  if (ops.empty())
+    return {};
   if (ops[0].dtype().isBool()) {
     error(b, "arithmetic " + what + " on bool operands; use && or ||");
     return {};
   }
   switch (b.op) {
-  case ast::BinaryOp::Add: return Add::make(ops[0], ops[1], loc);
-  case ast::BinaryOp::Sub: return Sub::make(ops[0], ops[1], loc);
-  case ast::BinaryOp::Mul: return Mul::make(ops[0], ops[1], loc);
-  case ast::BinaryOp::Div: return Div::make(ops[0], ops[1], loc);
-  default: return Mod::make(ops[0], ops[1], loc);
+  case ast::BinaryOp::Add:
+    return Add::make(ops[0], ops[1], loc);
+  case ast::BinaryOp::Sub:
+    return Sub::make(ops[0], ops[1], loc);
+  case ast::BinaryOp::Mul:
+    return Mul::make(ops[0], ops[1], loc);
+  case ast::BinaryOp::Div:
+    return Div::make(ops[0], ops[1], loc);
+  default:
+    return Mod::make(ops[0], ops[1], loc);
   }
 }
 
@@ -438,29 +515,34 @@ Expr ExprChecker::binary(const ast::BinaryExpr &b, std::optional<DType> expected
 std::optional<DType> SignatureChecker::dtype(const ast::Ident &id) {
   std::optional<DType> t = parseDType(id.name);
   if (!t)
-    diags.error(id.range, "unknown dtype '" + id.name +
-                              "'; expected bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32 or f64");
+    diags.error(
+        id.range,
+        "unknown dtype '" + id.name +
+            "'; expected bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32 or f64");
   return t;
 }
 
 void SignatureChecker::generics(const std::vector<ast::GenericParam> &gs, std::vector<Var> &out) {
   for (const ast::GenericParam &g : gs) {
     std::optional<DType> t = dtype(g.dtype);
-    if (t && *t != DType::i64()) diags.error(g.dtype.range, "generic constants must be i64");
+    if (t && *t != DType::i64())
+      diags.error(g.dtype.range, "generic constants must be i64");
     Var v(g.name.name, DType::i64(), locOf(g));
     Symbol sym{SymbolKind::Const, v, Buffer(), g.name.range, IterKind::Spatial};
-    if (scopes.declare(g.name.name, sym, diags)) out.push_back(v);
+    if (scopes.declare(g.name.name, sym, diags))
+      out.push_back(v);
   }
 }
 
 std::optional<std::vector<Expr>> SignatureChecker::shape(const ast::Type &t, bool introduce,
-                                                          std::vector<Var> &shapeVars) {
+                                                         std::vector<Var> &shapeVars) {
   std::vector<Expr> dims;
   bool ok = true;
   for (const ast::ExprPtr &d : t.dims) {
     if (auto *n = d->as<ast::NameExpr>(); n && introduce && !scopes.lookup(n->name)) {
       Var v(n->name, DType::i64(), locOf(*n));
-      scopes.declare(n->name, Symbol{SymbolKind::ShapeVar, v, Buffer(), n->range, IterKind::Spatial}, diags);
+      scopes.declare(n->name,
+                     Symbol{SymbolKind::ShapeVar, v, Buffer(), n->range, IterKind::Spatial}, diags);
       shapeVars.push_back(v);
       dims.push_back(VarRef::make(v, locOf(*n)));
       continue;
@@ -489,7 +571,8 @@ std::optional<std::vector<Expr>> SignatureChecker::shape(const ast::Type &t, boo
     }
     dims.push_back(e);
   }
-  if (!ok) return std::nullopt;
+  if (!ok)
+    return std::nullopt;
   return dims;
 }
 
@@ -505,17 +588,21 @@ bool SignatureChecker::params(const std::vector<ast::Param> &ps, BufferRole role
     }
     if (!p.type.isTensor) {
       if (!allowScalars) {
-        diags.error(p.type.range, "outputs must be tensors; write " + p.type.dtype.name + "[] for a rank-0 tensor");
+        diags.error(p.type.range, "outputs must be tensors; write " + p.type.dtype.name +
+                                      "[] for a rank-0 tensor");
         ok = false;
         continue;
       }
       if (isStorageOnly(*t)) {
-        diags.error(p.type.range, t->name() + " is a storage type; a scalar parameter cannot have it");
+        diags.error(p.type.range,
+                    t->name() + " is a storage type; a scalar parameter cannot have it");
         ok = false;
         continue;
       }
       Var v(p.name.name, *t, locOf(p));
-      ok &= scopes.declare(p.name.name, Symbol{SymbolKind::Scalar, v, Buffer(), p.name.range, IterKind::Spatial}, diags);
+      ok &= scopes.declare(p.name.name,
+                           Symbol{SymbolKind::Scalar, v, Buffer(), p.name.range, IterKind::Spatial},
+                           diags);
       inputs.push_back(FuncParam::scalarVar(v));
       continue;
     }
@@ -525,9 +612,12 @@ bool SignatureChecker::params(const std::vector<ast::Param> &ps, BufferRole role
       continue;
     }
     Buffer b(p.name.name, *t, *dims, role, MemScope::Global, {}, locOf(p));
-    ok &= scopes.declare(p.name.name, Symbol{SymbolKind::Buffer, Var(), b, p.name.range, IterKind::Spatial}, diags);
-    if (role == BufferRole::Input) inputs.push_back(FuncParam::tensor(b));
-    else outputs.push_back(b);
+    ok &= scopes.declare(
+        p.name.name, Symbol{SymbolKind::Buffer, Var(), b, p.name.range, IterKind::Spatial}, diags);
+    if (role == BufferRole::Input)
+      inputs.push_back(FuncParam::tensor(b));
+    else
+      outputs.push_back(b);
   }
   return ok;
 }
@@ -542,28 +632,35 @@ namespace {
 using Writes = std::map<const BufferNode *, SourceRange>;
 
 /// Collects the reduce axes an expression mentions (rule 3).
-void reduceAxesIn(const ast::Expr &e, const Scopes &scopes, std::vector<const ast::NameExpr *> &out) {
+void reduceAxesIn(const ast::Expr &e, const Scopes &scopes,
+                  std::vector<const ast::NameExpr *> &out) {
   switch (e.kind) {
   case ast::ExprKind::Name: {
     auto &n = static_cast<const ast::NameExpr &>(e);
     const Symbol *s = scopes.lookup(n.name);
-    if (s && s->kind == SymbolKind::Axis && s->axisKind == IterKind::Reduce) out.push_back(&n);
+    if (s && s->kind == SymbolKind::Axis && s->axisKind == IterKind::Reduce)
+      out.push_back(&n);
     return;
   }
   case ast::ExprKind::Load:
-    for (auto &i : static_cast<const ast::LoadExpr &>(e).indices) reduceAxesIn(*i, scopes, out);
+    for (auto &i : static_cast<const ast::LoadExpr &>(e).indices)
+      reduceAxesIn(*i, scopes, out);
     return;
   case ast::ExprKind::Call:
-    for (auto &a : static_cast<const ast::CallExpr &>(e).args) reduceAxesIn(*a, scopes, out);
+    for (auto &a : static_cast<const ast::CallExpr &>(e).args)
+      reduceAxesIn(*a, scopes, out);
     return;
-  case ast::ExprKind::Unary: reduceAxesIn(*static_cast<const ast::UnaryExpr &>(e).operand, scopes, out); return;
+  case ast::ExprKind::Unary:
+    reduceAxesIn(*static_cast<const ast::UnaryExpr &>(e).operand, scopes, out);
+    return;
   case ast::ExprKind::Binary: {
     auto &b = static_cast<const ast::BinaryExpr &>(e);
     reduceAxesIn(*b.lhs, scopes, out);
     reduceAxesIn(*b.rhs, scopes, out);
     return;
   }
-  default: return;
+  default:
+    return;
   }
 }
 
@@ -580,18 +677,22 @@ public:
     sig.generics(f_.generics, consts);
     bool ok = sig.params(f_.inputs, BufferRole::Input, inputs, outputs, shapeVars, true);
     ok &= sig.params(f_.outputs, BufferRole::Output, inputs, outputs, shapeVars, false);
-    if (!ok) return {};
+    if (!ok)
+      return {};
     scopes_.push();
     std::vector<Stmt> body = items(f_.body, /*inLoop=*/false);
     scopes_.pop();
-    if (failed_) return {};
-    return PrimFunc::make(name_, consts, inputs, outputs, shapeVars, rootAllocs_, seq(body), locOf(f_));
+    if (failed_)
+      return {};
+    return PrimFunc::make(name_, consts, inputs, outputs, shapeVars, rootAllocs_, seq(body),
+                          locOf(f_));
   }
 
 private:
   std::vector<Stmt> items(const std::vector<ast::StmtPtr> &list, bool inLoop) {
     std::vector<const ast::Stmt *> ptrs;
-    for (const ast::StmtPtr &s : list) ptrs.push_back(s.get());
+    for (const ast::StmtPtr &s : list)
+      ptrs.push_back(s.get());
     return items(ptrs, inLoop);
   }
 
@@ -607,14 +708,17 @@ private:
           failed_ = true;
           continue;
         }
-        if (Buffer b = alloc(a); b.defined()) rootAllocs_.push_back(b);
+        if (Buffer b = alloc(a); b.defined())
+          rootAllocs_.push_back(b);
         break;
       }
       case ast::StmtKind::For:
-        if (Stmt st = forLoop(static_cast<const ast::ForStmt &>(*s)); st.defined()) out.push_back(st);
+        if (Stmt st = forLoop(static_cast<const ast::ForStmt &>(*s)); st.defined())
+          out.push_back(st);
         break;
       case ast::StmtKind::Block:
-        if (Stmt st = block(static_cast<const ast::BlockStmt &>(*s), inLoop); st.defined()) out.push_back(st);
+        if (Stmt st = block(static_cast<const ast::BlockStmt &>(*s), inLoop); st.defined())
+          out.push_back(st);
         break;
       default:
         diags_.error(s->range, "statement outside a block: computations go inside 'block'");
@@ -629,7 +733,8 @@ private:
     std::optional<DType> t = sig.dtype(a.type.dtype);
     std::vector<Var> none;
     if (!a.type.isTensor) {
-      diags_.error(a.type.range, "alloc needs a tensor type; write " + a.type.dtype.name + "[] for rank 0");
+      diags_.error(a.type.range,
+                   "alloc needs a tensor type; write " + a.type.dtype.name + "[] for rank 0");
       failed_ = true;
       return {};
     }
@@ -638,16 +743,18 @@ private:
       failed_ = true;
       return {};
     }
-    MemScope scope = a.scope == ast::Scope::Shared ? MemScope::Shared
+    MemScope scope = a.scope == ast::Scope::Shared  ? MemScope::Shared
                      : a.scope == ast::Scope::Local ? MemScope::Local
-                                                   : MemScope::Global;
+                                                    : MemScope::Global;
     std::vector<StorageAlign> align;
     if (!allocAlign(a, dims->size(), align)) {
       failed_ = true;
       return {};
     }
     Buffer b(a.name.name, *t, *dims, BufferRole::Alloc, scope, align, locOf(a));
-    if (!scopes_.declare(a.name.name, Symbol{SymbolKind::Buffer, Var(), b, a.name.range, IterKind::Spatial}, diags_))
+    if (!scopes_.declare(a.name.name,
+                         Symbol{SymbolKind::Buffer, Var(), b, a.name.range, IterKind::Spatial},
+                         diags_))
       failed_ = true;
     return b;
   }
@@ -655,19 +762,23 @@ private:
   /// `@align(axis, factor, offset)` clauses: integer literals, axis in [0, rank), factor > 0,
   /// 0 <= offset < factor, one clause per axis.
   bool allocAlign(const ast::AllocStmt &a, size_t rank, std::vector<StorageAlign> &out) {
-    if (a.aligns.empty()) return true;
+    if (a.aligns.empty())
+      return true;
     out.assign(rank, StorageAlign{});
     for (const ast::AllocStmt::Align &al : a.aligns) {
       auto lit = [&](const ast::Expr &e) -> std::optional<int64_t> {
-        if (auto *i = e.as<ast::IntLit>()) return static_cast<int64_t>(i->value);
+        if (auto *i = e.as<ast::IntLit>())
+          return static_cast<int64_t>(i->value);
         diags_.error(e.range, "@align arguments must be integer literals");
         return std::nullopt;
       };
       auto axis = lit(*al.axis), factor = lit(*al.factor), offset = lit(*al.offset);
-      if (!axis || !factor || !offset) return false;
+      if (!axis || !factor || !offset)
+        return false;
       if (*axis >= static_cast<int64_t>(rank)) {
-        diags_.error(al.axis->range, "@align axis " + std::to_string(*axis) + " is out of range for '" +
-                                         a.name.name + "' of rank " + std::to_string(rank));
+        diags_.error(al.axis->range, "@align axis " + std::to_string(*axis) +
+                                         " is out of range for '" + a.name.name + "' of rank " +
+                                         std::to_string(rank));
         return false;
       }
       if (*factor <= 0 || *offset >= *factor) {
@@ -675,7 +786,8 @@ private:
         return false;
       }
       if (out[*axis].factor != 0) {
-        diags_.error(al.range, "axis " + std::to_string(*axis) + " of '" + a.name.name + "' is aligned twice");
+        diags_.error(al.range, "axis " + std::to_string(*axis) + " of '" + a.name.name +
+                                   "' is aligned twice");
         return false;
       }
       out[*axis] = StorageAlign{*factor, *offset};
@@ -702,22 +814,35 @@ private:
       return {};
     }
     Expr extent = hi - lo;
-    if (auto l = asConstInt(lo), h = asConstInt(hi); l && h) extent = intImm(*h - *l);
-    else if (isConstInt(lo, 0)) extent = hi;
+    if (auto l = asConstInt(lo), h = asConstInt(hi); l && h)
+      extent = intImm(*h - *l);
+    else if (isConstInt(lo, 0))
+      extent = hi;
     Var v(f.var.name, DType::i64(), locOf(f.var));
     scopes_.push();
-    scopes_.declare(f.var.name, Symbol{SymbolKind::LoopVar, v, Buffer(), f.var.range, IterKind::Spatial}, diags_);
+    scopes_.declare(f.var.name,
+                    Symbol{SymbolKind::LoopVar, v, Buffer(), f.var.range, IterKind::Spatial},
+                    diags_);
     ++loopDepth_;
     std::vector<Stmt> body = items(f.body, true);
     --loopDepth_;
     scopes_.pop();
     ForKind kind = ForKind::Serial;
     switch (f.loopKind) {
-    case ast::LoopKind::Parallel: kind = ForKind::Parallel; break;
-    case ast::LoopKind::Vectorized: kind = ForKind::Vectorized; break;
-    case ast::LoopKind::Unrolled: kind = ForKind::Unrolled; break;
-    case ast::LoopKind::Thread: kind = ForKind::ThreadBinding; break;
-    default: break;
+    case ast::LoopKind::Parallel:
+      kind = ForKind::Parallel;
+      break;
+    case ast::LoopKind::Vectorized:
+      kind = ForKind::Vectorized;
+      break;
+    case ast::LoopKind::Unrolled:
+      kind = ForKind::Unrolled;
+      break;
+    case ast::LoopKind::Thread:
+      kind = ForKind::ThreadBinding;
+      break;
+    default:
+      break;
     }
     return For::make(v, lo, extent, kind, seq(body), f.threadTag, locOf(f));
   }
@@ -738,15 +863,17 @@ private:
     if (anyBound && !allBound) {
       for (const ast::Axis &a : b.axes)
         if (!a.binding) {
-          diags_.error(a.range, "block '" + b.name.name + "' binds some axes but not '" + a.name.name +
-                                    "'; a block binds all its axes or none");
+          diags_.error(a.range, "block '" + b.name.name + "' binds some axes but not '" +
+                                    a.name.name + "'; a block binds all its axes or none");
           break;
         }
       ok = false;
     }
     if (inLoop && !anyBound && !b.axes.empty()) {
-      diags_.error(b.name.range, "block '" + b.name.name +
-                                     "' inside a loop must bind its axes to loop variables (axis: kind EXTENT = EXPR)");
+      diags_.error(
+          b.name.range,
+          "block '" + b.name.name +
+              "' inside a loop must bind its axes to loop variables (axis: kind EXTENT = EXPR)");
       ok = false;
     }
     // Axes: extents and bindings see shape variables, constants and loop variables.
@@ -755,9 +882,11 @@ private:
       IterVar iv;
       iv.kind = a.kind == ast::AxisKind::Reduce ? IterKind::Reduce : IterKind::Spatial;
       iv.extent = loopExpr(*a.extent);
-      if (a.binding) iv.binding = loopExpr(*a.binding);
+      if (a.binding)
+        iv.binding = loopExpr(*a.binding);
       iv.loc = locOf(a);
-      if (!iv.extent.defined() || (a.binding && !iv.binding.defined())) ok = false;
+      if (!iv.extent.defined() || (a.binding && !iv.binding.defined()))
+        ok = false;
       // Short form: the axis is named as written; its loop gets the same name and the axis a
       // `v` prefix, as TensorIR prints it (`for i … block Y(vi: spatial 128 = i)`).
       iv.var = Var(anyBound ? a.name.name : "v" + a.name.name, DType::i64(), locOf(a));
@@ -766,19 +895,22 @@ private:
     // The axes are in scope from here on; `where` sees loop variables but not the axes.
     scopes_.push();
     for (size_t i = 0; i < b.axes.size(); ++i)
-      ok &= scopes_.declare(b.axes[i].name.name,
-                            Symbol{SymbolKind::Axis, iters[i].var, Buffer(), b.axes[i].name.range, iters[i].kind},
-                            diags_);
+      ok &= scopes_.declare(
+          b.axes[i].name.name,
+          Symbol{SymbolKind::Axis, iters[i].var, Buffer(), b.axes[i].name.range, iters[i].kind},
+          diags_);
     Expr predicate;
     if (b.where) {
       ExprChecker ec{scopes_, diags_};
       ec.axesVisible = blockDepth_ > 0;
       predicate = ec.check(*b.where, DType::boolean());
       if (predicate.defined() && !predicate.dtype().isBool()) {
-        diags_.error(b.where->range, "'where' condition must be bool, got " + predicate.dtype().name());
+        diags_.error(b.where->range,
+                     "'where' condition must be bool, got " + predicate.dtype().name());
         predicate = Expr();
       }
-      if (!predicate.defined()) ok = false;
+      if (!predicate.defined())
+        ok = false;
     }
     BlockBody body = blockBody(b);
     scopes_.pop();
@@ -788,7 +920,8 @@ private:
     }
     Stmt blockStmt;
     if (anyBound || b.axes.empty()) {
-      blockStmt = Block::make(b.name.name, iters, predicate, body.init, body.body, {}, {}, body.allocs, locOf(b));
+      blockStmt = Block::make(b.name.name, iters, predicate, body.init, body.body, {}, {},
+                              body.allocs, locOf(b));
       return blockStmt;
     }
     // Short form: one loop per axis, outermost first.
@@ -797,7 +930,8 @@ private:
       loops.emplace_back(b.axes[i].name.name, DType::i64(), locOf(b.axes[i]));
       iters[i].binding = VarRef::make(loops.back());
     }
-    Stmt s = Block::make(b.name.name, iters, predicate, body.init, body.body, {}, {}, body.allocs, locOf(b));
+    Stmt s = Block::make(b.name.name, iters, predicate, body.init, body.body, {}, {}, body.allocs,
+                         locOf(b));
     for (size_t i = iters.size(); i-- > 0;)
       s = For::make(loops[i], intImm(0), iters[i].extent, ForKind::Serial, s, {}, locOf(b.axes[i]));
     return s;
@@ -812,13 +946,15 @@ private:
   BlockBody blockBody(const ast::BlockStmt &b) {
     BlockBody out;
     bool hasReduce = false;
-    for (const ast::Axis &a : b.axes) hasReduce |= a.kind == ast::AxisKind::Reduce;
+    for (const ast::Axis &a : b.axes)
+      hasReduce |= a.kind == ast::AxisKind::Reduce;
     const ast::InitStmt *init = nullptr;
     std::vector<const ast::Stmt *> stmts, nested;
     for (const ast::StmtPtr &s : b.body) {
       if (auto *i = s->as<ast::InitStmt>()) {
         if (init) {
-          diags_.error(i->range, "block '" + b.name.name + "' has more than one init").note(init->range, "first init is here");
+          diags_.error(i->range, "block '" + b.name.name + "' has more than one init")
+              .note(init->range, "first init is here");
           out.ok = false;
         } else if (!hasReduce) {
           diags_.error(i->range, "init in block '" + b.name.name + "', which has no reduce axis");
@@ -826,8 +962,10 @@ private:
         }
         init = i;
       } else if (auto *a = s->as<ast::AllocStmt>()) {
-        if (Buffer buf = alloc(*a); buf.defined()) out.allocs.push_back(buf);
-        else out.ok = false;
+        if (Buffer buf = alloc(*a); buf.defined())
+          out.allocs.push_back(buf);
+        else
+          out.ok = false;
       } else if (s->kind == ast::StmtKind::For || s->kind == ast::StmtKind::Block) {
         nested.push_back(s.get());
       } else {
@@ -838,12 +976,14 @@ private:
     // the outer one only groups them.
     if (!nested.empty()) {
       if (!stmts.empty()) {
-        diags_.error(stmts.front()->range, "block '" + b.name.name +
-                                               "' holds nested loops or blocks, so its body cannot also hold statements");
+        diags_.error(stmts.front()->range,
+                     "block '" + b.name.name +
+                         "' holds nested loops or blocks, so its body cannot also hold statements");
         out.ok = false;
       }
       if (init) {
-        diags_.error(init->range, "block '" + b.name.name + "' holds nested blocks; put init in the inner block");
+        diags_.error(init->range, "block '" + b.name.name +
+                                      "' holds nested blocks; put init in the inner block");
         out.ok = false;
       }
       ++blockDepth_;
@@ -857,14 +997,16 @@ private:
     // the scope of the axes, so a `let` may not redeclare an axis.
     if (init) {
       std::vector<const ast::Stmt *> initStmts;
-      for (const ast::StmtPtr &s : init->body) initStmts.push_back(s.get());
+      for (const ast::StmtPtr &s : init->body)
+        initStmts.push_back(s.get());
       Writes initWritten;
       scopes_.push();
       out.init = stmtList(initStmts, 0, initWritten, out.ok);
       scopes_.pop();
       // Rule 4: init writes only what the block writes.
       std::set<const BufferNode *> bodyWrites;
-      for (const ast::Stmt *s : stmts) storedBuffers(*s, bodyWrites);
+      for (const ast::Stmt *s : stmts)
+        storedBuffers(*s, bodyWrites);
       for (auto [buf, at] : initWritten)
         if (!bodyWrites.count(buf)) {
           diags_.error(at, "init of block '" + b.name.name + "' writes '" + buf->name +
@@ -874,7 +1016,8 @@ private:
     }
     Writes written;
     out.body = stmtList(stmts, 0, written, out.ok);
-    if (!out.body.defined()) out.body = seq({});
+    if (!out.body.defined())
+      out.body = seq({});
     return out;
   }
 
@@ -882,17 +1025,19 @@ private:
   void storedBuffers(const ast::Stmt &s, std::set<const BufferNode *> &out) const {
     if (auto *st = s.as<ast::StoreStmt>()) {
       const Symbol *sym = scopes_.lookup(st->buffer.name);
-      if (sym && sym->kind == SymbolKind::Buffer) out.insert(sym->buffer.get());
+      if (sym && sym->kind == SymbolKind::Buffer)
+        out.insert(sym->buffer.get());
     } else if (auto *is = s.as<ast::IfStmt>()) {
-      for (const ast::StmtPtr &t : is->thenBody) storedBuffers(*t, out);
-      for (const ast::StmtPtr &e : is->elseBody) storedBuffers(*e, out);
+      for (const ast::StmtPtr &t : is->thenBody)
+        storedBuffers(*t, out);
+      for (const ast::StmtPtr &e : is->elseBody)
+        storedBuffers(*e, out);
     }
   }
 
   /// Statements from `i` on, in the innermost scope (the caller pushes it); a `let` is declared
   /// there and scopes over the statements after it.
-  Stmt stmtList(const std::vector<const ast::Stmt *> &list, size_t i,
-                Writes &written, bool &ok) {
+  Stmt stmtList(const std::vector<const ast::Stmt *> &list, size_t i, Writes &written, bool &ok) {
     std::vector<Stmt> out;
     for (; i < list.size(); ++i) {
       const ast::Stmt &s = *list[i];
@@ -902,24 +1047,28 @@ private:
         Expr v = ec.check(*let->value, std::nullopt);
         if (!v.defined()) {
           // Later uses of the name fail quietly instead of as undeclared.
-          scopes_.declare(let->name.name, Symbol{SymbolKind::Invalid, Var(), Buffer(), let->name.range}, diags_);
+          scopes_.declare(let->name.name,
+                          Symbol{SymbolKind::Invalid, Var(), Buffer(), let->name.range}, diags_);
           ok = false;
           continue;
         }
         Var var(let->name.name, v.dtype(), locOf(*let));
-        if (!scopes_.declare(let->name.name, Symbol{SymbolKind::Let, var, Buffer(), let->name.range}, diags_))
+        if (!scopes_.declare(let->name.name,
+                             Symbol{SymbolKind::Let, var, Buffer(), let->name.range}, diags_))
           ok = false;
         Stmt rest = stmtList(list, i + 1, written, ok);
         out.push_back(LetStmt::make(var, v, rest.defined() ? rest : seq({}), locOf(*let)));
         return seq(out);
       }
-      if (Stmt st = stmt(s, written, ok); st.defined()) out.push_back(st);
+      if (Stmt st = stmt(s, written, ok); st.defined())
+        out.push_back(st);
     }
     return seq(out);
   }
 
   Stmt stmt(const ast::Stmt &s, Writes &written, bool &ok) {
-    if (auto *st = s.as<ast::StoreStmt>()) return store(*st, written, ok);
+    if (auto *st = s.as<ast::StoreStmt>())
+      return store(*st, written, ok);
     if (auto *is = s.as<ast::IfStmt>()) {
       ExprChecker ec{scopes_, diags_};
       ec.loopVarsVisible = false;
@@ -929,8 +1078,10 @@ private:
         cond = Expr();
       }
       std::vector<const ast::Stmt *> thenList, elseList;
-      for (auto &t : is->thenBody) thenList.push_back(t.get());
-      for (auto &e : is->elseBody) elseList.push_back(e.get());
+      for (auto &t : is->thenBody)
+        thenList.push_back(t.get());
+      for (auto &e : is->elseBody)
+        elseList.push_back(e.get());
       scopes_.push();
       Stmt thenS = stmtList(thenList, 0, written, ok);
       scopes_.pop();
@@ -964,7 +1115,9 @@ private:
       return {};
     }
     if (sym->kind != SymbolKind::Buffer) {
-      diags_.error(st.buffer.range, "'" + st.buffer.name + "' is not a buffer; only buffers can be stored to")
+      diags_
+          .error(st.buffer.range,
+                 "'" + st.buffer.name + "' is not a buffer; only buffers can be stored to")
           .note(sym->range, "declared here");
       ok = false;
       return {};
@@ -974,15 +1127,19 @@ private:
     written.emplace(buf.get(), st.buffer.range);
     // Rule 5: inputs are read-only.
     if (buf.role() == BufferRole::Input) {
-      diags_.error(st.buffer.range, "cannot write to input '" + st.buffer.name + "'; inputs are read-only")
+      diags_
+          .error(st.buffer.range,
+                 "cannot write to input '" + st.buffer.name + "'; inputs are read-only")
           .note(sym->range, "declared as an input here");
       ok = false;
       return {};
     }
     if (st.indices.size() != buf.rank()) {
-      diags_.error(st.range, "buffer '" + st.buffer.name + "' has rank " + std::to_string(buf.rank()) +
-                                 " but is indexed with " + std::to_string(st.indices.size()) +
-                                 (st.indices.size() == 1 ? " index" : " indices"))
+      diags_
+          .error(st.range, "buffer '" + st.buffer.name + "' has rank " +
+                               std::to_string(buf.rank()) + " but is indexed with " +
+                               std::to_string(st.indices.size()) +
+                               (st.indices.size() == 1 ? " index" : " indices"))
           .note(sym->range, "declared here");
       ok = false;
       return {};
@@ -990,10 +1147,12 @@ private:
     bool good = true;
     // Rule 3: a written buffer is indexed by spatial axes only.
     std::vector<const ast::NameExpr *> reduceRefs;
-    for (const ast::ExprPtr &i : st.indices) reduceAxesIn(*i, scopes_, reduceRefs);
+    for (const ast::ExprPtr &i : st.indices)
+      reduceAxesIn(*i, scopes_, reduceRefs);
     for (const ast::NameExpr *r : reduceRefs) {
-      diags_.error(r->range, "written buffer '" + st.buffer.name + "' is indexed by reduce axis '" +
-                                 r->name + "'; only spatial axes may index what a block writes")
+      diags_
+          .error(r->range, "written buffer '" + st.buffer.name + "' is indexed by reduce axis '" +
+                               r->name + "'; only spatial axes may index what a block writes")
           .note(scopes_.lookup(r->name)->range, "'" + r->name + "' is declared reduce here");
       good = false;
     }
@@ -1008,9 +1167,9 @@ private:
       }
     Expr value = ec.check(*st.value, buf.dtype(), /*allowStorage=*/true);
     if (value.defined() && value.dtype() != buf.dtype()) {
-      diags_.error(st.value->range, "cannot store " + value.dtype().name() + " into '" + st.buffer.name +
-                                        "' of dtype " + buf.dtype().name() + "; convert it with " +
-                                        buf.dtype().name() + "(...)");
+      diags_.error(st.value->range, "cannot store " + value.dtype().name() + " into '" +
+                                        st.buffer.name + "' of dtype " + buf.dtype().name() +
+                                        "; convert it with " + buf.dtype().name() + "(...)");
       value = Expr();
     }
     if (value.defined() && st.op != ast::AssignOp::Set &&
@@ -1025,7 +1184,7 @@ private:
     }
     if (st.op != ast::AssignOp::Set) {
       Expr old = BufferLoad::make(buf, idx, locOf(st));
-      value = st.op == ast::AssignOp::Add ? Add::make(old, value, locOf(st))
+      value = st.op == ast::AssignOp::Add   ? Add::make(old, value, locOf(st))
               : st.op == ast::AssignOp::Sub ? Sub::make(old, value, locOf(st))
                                             : Mul::make(old, value, locOf(st));
     }
@@ -1048,17 +1207,21 @@ private:
 Func buildFunc(const ast::FuncDecl &f, const std::string &name, DiagnosticEngine &diags) {
   unsigned before = diags.errorCount();
   Func fn = FuncBuilder(f, name, diags).build();
-  if (diags.errorCount() != before) return {};
+  if (diags.errorCount() != before)
+    return {};
   return fn;
 }
 
 } // namespace sema
 
-std::optional<ir::Module> buildIR(const std::vector<ast::Module *> &modules, DiagnosticEngine &diags) {
+std::optional<ir::Module> buildIR(const std::vector<ast::Module *> &modules,
+                                  DiagnosticEngine &diags) {
   ir::Module out;
-  if (modules.empty()) return std::nullopt;
+  if (modules.empty())
+    return std::nullopt;
   const ast::Module &main = *modules.front();
-  for (const ast::ImportDecl *imp : main.imports()) out.imports.push_back(imp->path);
+  for (const ast::ImportDecl *imp : main.imports())
+    out.imports.push_back(imp->path);
   unsigned before = diags.errorCount();
   sema::FuncTable table;
   // Imported modules first (qualified names), so that the main module's graphs find them.
@@ -1067,24 +1230,31 @@ std::optional<ir::Module> buildIR(const std::vector<ast::Module *> &modules, Dia
     std::string prefix = m == 0 ? "" : mod.name + ".";
     for (const ast::ItemPtr &item : mod.items) {
       ir::Func fn;
-      if (auto *f = item->as<ast::FuncDecl>()) fn = sema::buildFunc(*f, prefix + f->name.name, diags);
-      else if (auto *e = item->as<ast::ExternDecl>()) fn = sema::buildExtern(*e, prefix + e->name.name, diags);
-      else continue;
-      if (!fn.defined() || out.lookup(fn.name()).defined()) continue;
+      if (auto *f = item->as<ast::FuncDecl>())
+        fn = sema::buildFunc(*f, prefix + f->name.name, diags);
+      else if (auto *e = item->as<ast::ExternDecl>())
+        fn = sema::buildExtern(*e, prefix + e->name.name, diags);
+      else
+        continue;
+      if (!fn.defined() || out.lookup(fn.name()).defined())
+        continue;
       table[item.get()] = fn;
       out.add(fn);
     }
     for (const ast::ItemPtr &item : mod.items) {
       auto *g = item->as<ast::GraphDecl>();
-      if (!g) continue;
+      if (!g)
+        continue;
       ir::Func fn = sema::buildGraph(*g, prefix + g->name.name, table, diags);
-      if (!fn.defined() || out.lookup(fn.name()).defined()) continue;
+      if (!fn.defined() || out.lookup(fn.name()).defined())
+        continue;
       table[item.get()] = fn;
       out.add(fn);
     }
   }
   sema::checkAccesses(out, diags);
-  if (diags.errorCount() != before) return std::nullopt;
+  if (diags.errorCount() != before)
+    return std::nullopt;
   return out;
 }
 

@@ -1,5 +1,8 @@
-// Sema.h — the semantic checker: checks the AST (spec §4, §5 rules 1–7, §6, §8) and builds
+//===- frontend/Sema.h ------------------------------------------------------------------------===//
+//
+// The semantic checker: checks the AST (spec §4, §5 rules 1–7, §6, §8) and builds
 // the IR the rest of the compiler shares.
+
 #pragma once
 
 #include "frontend/AST.h"
@@ -33,8 +36,9 @@ void checkFunctionAccesses(const ir::Func &f, DiagnosticEngine &diags);
 /// `-D NAME=V` / `-D FUNC.NAME=V` (the names used are added to `usedDefines`) in the schedules
 /// of the functions `takesDefines` accepts (every function when it is empty).
 std::vector<ir::ScheduleScript>
-buildSchedules(const std::vector<ast::Module *> &modules, const std::vector<ast::Module *> &scheduleFiles,
-               const std::string &target, const std::vector<std::pair<std::string, int64_t>> &defines,
+buildSchedules(const std::vector<ast::Module *> &modules,
+               const std::vector<ast::Module *> &scheduleFiles, const std::string &target,
+               const std::vector<std::pair<std::string, int64_t>> &defines,
                std::set<std::string> &usedDefines, DiagnosticEngine &diags,
                const std::function<bool(const std::string &)> &takesDefines = {});
 

@@ -1,5 +1,8 @@
-// SemaGraph.cpp — checks externs and graphs (spec §8): call arity, dtypes, shape unification
+//===- frontend/SemaGraph.cpp -----------------------------------------------------------------===//
+//
+// Checks externs and graphs (spec §8): call arity, dtypes, shape unification
 // across calls, purity inside `dataflow`, `output`/`return` defined; builds GraphFunc IR.
+
 #include "frontend/SemaInternal.h"
 
 #include "ir/IRMutator.h"
@@ -28,14 +31,16 @@ protected:
     auto it = map_.find(op->var.get());
     return it == map_.end() ? Expr(op) : it->second;
   }
-#define TDSL_FOLD(NODE, OP)                                                                     \
-  Expr visit(const NODE *op) override {                                                        \
-    Expr e = IRMutator::visit(op);                                                             \
-    auto *n = e.as<NODE>();                                                                    \
-    if (!n) return e;                                                                          \
-    auto a = asConstInt(n->a), b = asConstInt(n->b);                                           \
-    if (!a || !b || !n->type.isInteger()) return e;                                            \
-    return IntImm::make(n->type, OP);                                                          \
+#define TDSL_FOLD(NODE, OP)                                                                        \
+  Expr visit(const NODE *op) override {                                                            \
+    Expr e = IRMutator::visit(op);                                                                 \
+    auto *n = e.as<NODE>();                                                                        \
+    if (!n)                                                                                        \
+      return e;                                                                                    \
+    auto a = asConstInt(n->a), b = asConstInt(n->b);                                               \
+    if (!a || !b || !n->type.isInteger())                                                          \
+      return e;                                                                                    \
+    return IntImm::make(n->type, OP);                                                              \
   }
   TDSL_FOLD(Add, int64_t(uint64_t(*a) + uint64_t(*b)))
   TDSL_FOLD(Sub, int64_t(uint64_t(*a) - uint64_t(*b)))
@@ -63,7 +68,8 @@ void collectVars(const Expr &e, std::vector<Var> &out) {
     std::vector<Var> &out;
     explicit Collector(std::vector<Var> &o) : out(o) {}
     void visit(const VarRef *op) override {
-      if (std::find(out.begin(), out.end(), op->var) == out.end()) out.push_back(op->var);
+      if (std::find(out.begin(), out.end(), op->var) == out.end())
+        out.push_back(op->var);
     }
   } c(out);
   c.visitExpr(e);
@@ -71,7 +77,8 @@ void collectVars(const Expr &e, std::vector<Var> &out) {
 
 bool sameDim(const Expr &a, const Expr &b) {
   auto ca = asConstInt(a), cb = asConstInt(b);
-  if (ca && cb) return *ca == *cb;
+  if (ca && cb)
+    return *ca == *cb;
   return toString(a) == toString(b);
 }
 
@@ -80,10 +87,13 @@ std::string elementCount(const std::vector<Expr> &shape) {
   int64_t n = 1;
   std::string symbolic;
   for (const Expr &d : shape) {
-    if (auto c = asConstInt(d)) n *= *c;
-    else symbolic += (symbolic.empty() ? "" : " * ") + toString(d);
+    if (auto c = asConstInt(d))
+      n *= *c;
+    else
+      symbolic += (symbolic.empty() ? "" : " * ") + toString(d);
   }
-  if (symbolic.empty()) return std::to_string(n);
+  if (symbolic.empty())
+    return std::to_string(n);
   return n == 1 ? symbolic : symbolic + " * " + std::to_string(n);
 }
 
@@ -93,30 +103,39 @@ bool sameElementCount(const std::vector<Expr> &a, const std::vector<Expr> &b) {
   int64_t na = 1, nb = 1;
   std::multiset<std::string> sa, sb;
   for (const Expr &d : a) {
-    if (auto c = asConstInt(d)) na *= *c;
-    else sa.insert(toString(d));
+    if (auto c = asConstInt(d))
+      na *= *c;
+    else
+      sa.insert(toString(d));
   }
   for (const Expr &d : b) {
-    if (auto c = asConstInt(d)) nb *= *c;
-    else sb.insert(toString(d));
+    if (auto c = asConstInt(d))
+      nb *= *c;
+    else
+      sb.insert(toString(d));
   }
   return sa != sb || na == nb;
 }
 
 std::string typeString(DType t, const std::vector<Expr> &shape) {
   std::string s = t.name() + "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + toString(shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + toString(shape[i]);
   return s + "]";
 }
 
 const std::vector<FuncParam> *inputsOf(const Func &f) {
-  if (auto *p = f.as<PrimFunc>()) return &p->inputs;
-  if (auto *e = f.as<ExternFunc>()) return &e->inputs;
+  if (auto *p = f.as<PrimFunc>())
+    return &p->inputs;
+  if (auto *e = f.as<ExternFunc>())
+    return &e->inputs;
   return nullptr;
 }
 const std::vector<Buffer> *outputsOf(const Func &f) {
-  if (auto *p = f.as<PrimFunc>()) return &p->outputs;
-  if (auto *e = f.as<ExternFunc>()) return &e->outputs;
+  if (auto *p = f.as<PrimFunc>())
+    return &p->outputs;
+  if (auto *e = f.as<ExternFunc>())
+    return &e->outputs;
   return nullptr;
 }
 
@@ -129,7 +148,8 @@ struct Value {
 
 class GraphBuilder {
 public:
-  GraphBuilder(const ast::GraphDecl &g, std::string name, const FuncTable &funcs, DiagnosticEngine &diags)
+  GraphBuilder(const ast::GraphDecl &g, std::string name, const FuncTable &funcs,
+               DiagnosticEngine &diags)
       : g_(g), name_(std::move(name)), funcs_(funcs), diags_(diags) {}
 
   Func build() {
@@ -141,14 +161,16 @@ public:
     bool ok = sig.params(g_.inputs, BufferRole::Input, inputs, none, shapeVars, true);
     for (const ast::Param &p : g_.inputs) {
       const Symbol *s = scopes_.lookup(p.name.name);
-      if (!s) continue;
+      if (!s)
+        continue;
       values_[p.name.name] = Value{s->buffer, s->var, p.name.range, false};
     }
     for (const ast::Type &t : g_.results) {
       std::optional<DType> dt = sig.dtype(t.dtype);
       std::vector<Var> noVars;
       std::optional<std::vector<Expr>> dims =
-          t.isTensor ? sig.shape(t, false, noVars) : std::optional<std::vector<Expr>>(std::vector<Expr>{});
+          t.isTensor ? sig.shape(t, false, noVars)
+                     : std::optional<std::vector<Expr>>(std::vector<Expr>{});
       if (!t.isTensor) {
         diags_.error(t.range, "graph results must be tensors");
         ok = false;
@@ -159,7 +181,8 @@ public:
       }
       resultTypes_.push_back({*dt, *dims});
     }
-    if (!ok) return {};
+    if (!ok)
+      return {};
     std::vector<GraphItem> body;
     bool returned = false;
     for (const ast::GraphStmtPtr &s : g_.body) {
@@ -182,12 +205,14 @@ public:
     }
     if (!returned) {
       SourceLoc brace = g_.range.end; // one past the closing '}'
-      if (brace.col > 1) --brace.col;
+      if (brace.col > 1)
+        --brace.col;
       diags_.error(SourceRange(brace), "graph '" + g_.name.name + "' does not return a value")
           .note(g_.name.range, "graph declared here");
       failed_ = true;
     }
-    if (failed_) return {};
+    if (failed_)
+      return {};
     return GraphFunc::make(name_, consts, inputs, shapeVars, body, results_, locOf(g_));
   }
 
@@ -201,11 +226,13 @@ private:
       if (auto *o = s->as<ast::OutputStmt>()) {
         for (const ast::Ident &id : o->names) {
           auto it = values_.find(id.name);
-          if (it == values_.end() && invalid_.count(id.name)) continue;
+          if (it == values_.end() && invalid_.count(id.name))
+            continue;
           if (it == values_.end() || !it->second.dataflowLocal) {
             diags_.error(id.range, it == values_.end()
                                        ? "'output' of undefined value '" + id.name + "'"
-                                       : "'output' of '" + id.name + "', which is not defined in this dataflow block");
+                                       : "'output' of '" + id.name +
+                                             "', which is not defined in this dataflow block");
             failed_ = true;
             continue;
           }
@@ -215,8 +242,9 @@ private:
         continue;
       }
       if (s->kind == ast::GraphStmtKind::Dataflow || s->kind == ast::GraphStmtKind::Return) {
-        diags_.error(s->range, s->kind == ast::GraphStmtKind::Return ? "'return' inside a dataflow block"
-                                                                      : "nested dataflow block");
+        diags_.error(s->range, s->kind == ast::GraphStmtKind::Return
+                                   ? "'return' inside a dataflow block"
+                                   : "nested dataflow block");
         failed_ = true;
         continue;
       }
@@ -247,20 +275,27 @@ private:
   static std::vector<std::string> boundNames(const ast::GraphStmt &s) {
     std::vector<std::string> out;
     if (auto *b = s.as<ast::BindStmt>())
-      for (const ast::Ident &t : b->targets) out.push_back(t.name);
-    if (auto *r = s.as<ast::ReshapeStmt>()) out.push_back(r->target.name);
+      for (const ast::Ident &t : b->targets)
+        out.push_back(t.name);
+    if (auto *r = s.as<ast::ReshapeStmt>())
+      out.push_back(r->target.name);
     return out;
   }
 
   /// The value `id` names; an error if there is none, unless its definition had errors.
   const Value *use(const ast::Ident &id) {
     auto it = values_.find(id.name);
-    if (it != values_.end()) return &it->second;
+    if (it != values_.end())
+      return &it->second;
     failed_ = true;
-    if (invalid_.count(id.name)) return nullptr;
+    if (invalid_.count(id.name))
+      return nullptr;
     auto h = hidden_.find(id.name);
     if (h != hidden_.end())
-      diags_.error(id.range, "'" + id.name + "' is local to a dataflow block; export it with 'output " + id.name + ";'")
+      diags_
+          .error(id.range, "'" + id.name +
+                               "' is local to a dataflow block; export it with 'output " + id.name +
+                               ";'")
           .note(h->second, "defined here");
     else
       diags_.error(id.range, "use of undefined value '" + id.name + "'");
@@ -269,8 +304,10 @@ private:
 
   bool define(const ast::Ident &id, Value v) {
     if (values_.count(id.name) || scopes_.lookup(id.name)) {
-      SourceRange prev = values_.count(id.name) ? values_[id.name].range : scopes_.lookup(id.name)->range;
-      diags_.error(id.range, "redefinition of '" + id.name + "'").note(prev, "previous definition is here");
+      SourceRange prev =
+          values_.count(id.name) ? values_[id.name].range : scopes_.lookup(id.name)->range;
+      diags_.error(id.range, "redefinition of '" + id.name + "'")
+          .note(prev, "previous definition is here");
       failed_ = true;
       return false;
     }
@@ -282,7 +319,8 @@ private:
   std::optional<GraphBinding> binding(const ast::GraphStmt &s, bool inDataflow) {
     if (auto *r = s.as<ast::ReshapeStmt>()) {
       std::optional<GraphBinding> b = reshape(*r);
-      if (!b) invalid_.insert(r->target.name);
+      if (!b)
+        invalid_.insert(r->target.name);
       return b;
     }
     const ast::CallValue *cv = nullptr;
@@ -300,19 +338,23 @@ private:
     std::optional<CallBinding> call = callBinding(*cv, *targets, inDataflow, s);
     if (!call) {
       failed_ = true;
-      for (const ast::Ident &t : *targets) invalid_.insert(t.name);
+      for (const ast::Ident &t : *targets)
+        invalid_.insert(t.name);
       return std::nullopt;
     }
     return GraphBinding(*call);
   }
 
-  std::optional<CallBinding> callBinding(const ast::CallValue &cv, const std::vector<ast::Ident> &targets,
-                                         bool inDataflow, const ast::GraphStmt &stmt) {
-    if (!cv.resolved) return std::nullopt; // reported by name resolution
+  std::optional<CallBinding> callBinding(const ast::CallValue &cv,
+                                         const std::vector<ast::Ident> &targets, bool inDataflow,
+                                         const ast::GraphStmt &stmt) {
+    if (!cv.resolved)
+      return std::nullopt; // reported by name resolution
     auto fit = funcs_.find(cv.resolved);
     if (fit == funcs_.end()) {
       if (cv.resolved->kind == ast::ItemKind::Graph)
-        diags_.error(cv.callee.range, "graph '" + cv.callee.str() + "' cannot be called; graphs call funcs and externs");
+        diags_.error(cv.callee.range, "graph '" + cv.callee.str() +
+                                          "' cannot be called; graphs call funcs and externs");
       return std::nullopt; // the callee itself had errors
     }
     Func callee = fit->second;
@@ -321,7 +363,9 @@ private:
     std::string cname = "'" + cv.callee.str() + "'";
     // Purity (spec §8): inside dataflow only funcs and pure externs.
     if (auto *ext = callee.as<ExternFunc>(); ext && !ext->pure && inDataflow) {
-      diags_.error(cv.callee.range, "call of impure extern " + cname + " inside a dataflow block; only pure calls are allowed there")
+      diags_
+          .error(cv.callee.range, "call of impure extern " + cname +
+                                      " inside a dataflow block; only pure calls are allowed there")
           .note(cv.resolved->range, "declared without 'pure' here");
       return std::nullopt;
     }
@@ -330,7 +374,8 @@ private:
         diags_.error(stmt.range, "result of " + cname + " is discarded; bind it: v = call ...");
       else
         diags_.error(stmt.range, cname + " returns " + std::to_string(outs.size()) + " value" +
-                                     (outs.size() == 1 ? "" : "s") + " but " + std::to_string(targets.size()) +
+                                     (outs.size() == 1 ? "" : "s") + " but " +
+                                     std::to_string(targets.size()) +
                                      (targets.size() == 1 ? " name is" : " names are") + " bound");
       return std::nullopt;
     }
@@ -338,11 +383,13 @@ private:
     std::map<const VarNode *, Origin> origins;
     // Generic constants.
     const std::vector<Var> *constVars = nullptr;
-    if (auto *p = callee.as<PrimFunc>()) constVars = &p->constVars;
+    if (auto *p = callee.as<PrimFunc>())
+      constVars = &p->constVars;
     size_t nConsts = constVars ? constVars->size() : 0;
     if (cv.constArgs.size() != nConsts) {
-      diags_.error(cv.callee.range, cname + " takes " + std::to_string(nConsts) + " constant argument" +
-                                        (nConsts == 1 ? "" : "s") + ", got " + std::to_string(cv.constArgs.size()));
+      diags_.error(cv.callee.range, cname + " takes " + std::to_string(nConsts) +
+                                        " constant argument" + (nConsts == 1 ? "" : "s") +
+                                        ", got " + std::to_string(cv.constArgs.size()));
       return std::nullopt;
     }
     CallBinding out;
@@ -352,14 +399,17 @@ private:
     for (size_t i = 0; i < nConsts; ++i) {
       ExprChecker ec{scopes_, diags_};
       Expr c = ec.check(*cv.constArgs[i], DType::i64());
-      if (!c.defined()) return std::nullopt;
+      if (!c.defined())
+        return std::nullopt;
       c = substitute(c, {}); // folds `2 * 1` to 2, so that shapes compare
       subst[(*constVars)[i].get()] = c;
       out.constArgs.push_back(c);
     }
     if (cv.args.size() != params.size()) {
-      diags_.error(cv.range, cname + " takes " + std::to_string(params.size()) + " argument" +
-                                 (params.size() == 1 ? "" : "s") + ", got " + std::to_string(cv.args.size()))
+      diags_
+          .error(cv.range, cname + " takes " + std::to_string(params.size()) + " argument" +
+                               (params.size() == 1 ? "" : "s") + ", got " +
+                               std::to_string(cv.args.size()))
           .note(cv.resolved->range, "declared here");
       return std::nullopt;
     }
@@ -369,10 +419,12 @@ private:
       if (!p.isTensor()) {
         ExprChecker ec{scopes_, diags_};
         Expr v = ec.check(arg, p.scalar.dtype());
-        if (!v.defined()) return std::nullopt;
+        if (!v.defined())
+          return std::nullopt;
         if (v.dtype() != p.scalar.dtype()) {
-          diags_.error(arg.range, "argument " + std::to_string(i + 1) + " of " + cname + " ('" + p.name() +
-                                      "') is " + p.scalar.dtype().name() + ", got " + v.dtype().name());
+          diags_.error(arg.range, "argument " + std::to_string(i + 1) + " of " + cname + " ('" +
+                                      p.name() + "') is " + p.scalar.dtype().name() + ", got " +
+                                      v.dtype().name());
           return std::nullopt;
         }
         out.args.push_back(v);
@@ -380,43 +432,52 @@ private:
       }
       auto *n = arg.as<ast::NameExpr>();
       if (!n) {
-        diags_.error(arg.range, "argument " + std::to_string(i + 1) + " of " + cname + " ('" + p.name() +
-                                    "') must name a tensor value");
+        diags_.error(arg.range, "argument " + std::to_string(i + 1) + " of " + cname + " ('" +
+                                    p.name() + "') must name a tensor value");
         return std::nullopt;
       }
       ast::Ident id;
       id.name = n->name;
       id.range = n->range;
       const Value *v = use(id);
-      if (!v) return std::nullopt;
+      if (!v)
+        return std::nullopt;
       if (!v->buffer.defined()) {
-        diags_.error(arg.range, "argument " + std::to_string(i + 1) + " of " + cname + " ('" + p.name() +
-                                    "') must be a tensor, but '" + n->name + "' is a scalar");
+        diags_.error(arg.range, "argument " + std::to_string(i + 1) + " of " + cname + " ('" +
+                                    p.name() + "') must be a tensor, but '" + n->name +
+                                    "' is a scalar");
         return std::nullopt;
       }
-      if (!unifyTensor(v->buffer, p.buffer, subst, origins, arg, cname)) return std::nullopt;
+      if (!unifyTensor(v->buffer, p.buffer, subst, origins, arg, cname))
+        return std::nullopt;
       out.args.push_back(v->buffer);
     }
     // Outputs: the callee's output types under the substitution.
     for (size_t i = 0; i < outs.size(); ++i) {
       std::vector<Expr> shape;
-      for (const Expr &d : outs[i].shape()) shape.push_back(substitute(d, subst));
+      for (const Expr &d : outs[i].shape())
+        shape.push_back(substitute(d, subst));
       if (i == 0 && cv.declaredType) {
         SignatureChecker sig{scopes_, diags_};
         std::optional<DType> dt = sig.dtype(cv.declaredType->dtype);
         std::vector<Var> noVars;
         std::optional<std::vector<Expr>> dims = sig.shape(*cv.declaredType, false, noVars);
-        if (!dt || !dims) return std::nullopt;
+        if (!dt || !dims)
+          return std::nullopt;
         bool same = *dt == outs[i].dtype() && dims->size() == shape.size();
-        for (size_t d = 0; same && d < shape.size(); ++d) same = sameDim((*dims)[d], shape[d]);
+        for (size_t d = 0; same && d < shape.size(); ++d)
+          same = sameDim((*dims)[d], shape[d]);
         if (!same) {
-          diags_.error(cv.declaredType->range, "declared type " + typeString(*dt, *dims) + " does not match " +
-                                                   typeString(outs[i].dtype(), shape) + " returned by " + cname);
+          diags_.error(cv.declaredType->range,
+                       "declared type " + typeString(*dt, *dims) + " does not match " +
+                           typeString(outs[i].dtype(), shape) + " returned by " + cname);
           return std::nullopt;
         }
       }
-      Buffer b(targets[i].name, outs[i].dtype(), shape, BufferRole::Alloc, MemScope::Global, {}, locOf(targets[i]));
-      if (!define(targets[i], Value{b, Var(), targets[i].range, false})) return std::nullopt;
+      Buffer b(targets[i].name, outs[i].dtype(), shape, BufferRole::Alloc, MemScope::Global, {},
+               locOf(targets[i]));
+      if (!define(targets[i], Value{b, Var(), targets[i].range, false}))
+        return std::nullopt;
       out.targets.push_back(b);
     }
     return out;
@@ -431,10 +492,12 @@ private:
   /// Unifies an argument's type with a parameter's: binds the callee's shape variables on first
   /// sight, then checks every dimension against what is bound.
   bool unifyTensor(const Buffer &arg, const Buffer &param, std::map<const VarNode *, Expr> &subst,
-                   std::map<const VarNode *, Origin> &origins, const ast::Expr &at, const std::string &cname) {
+                   std::map<const VarNode *, Origin> &origins, const ast::Expr &at,
+                   const std::string &cname) {
     if (arg.dtype() != param.dtype() || arg.rank() != param.rank()) {
-      diags_.error(at.range, "type mismatch for parameter '" + param.name() + "' of " + cname + ": expected " +
-                                 typeString(param.dtype(), param.shape()) + ", got '" + arg.name() + "' of type " +
+      diags_.error(at.range, "type mismatch for parameter '" + param.name() + "' of " + cname +
+                                 ": expected " + typeString(param.dtype(), param.shape()) +
+                                 ", got '" + arg.name() + "' of type " +
                                  typeString(arg.dtype(), arg.shape()));
       return false;
     }
@@ -442,20 +505,25 @@ private:
       const Expr &pd = param.shape()[d];
       if (auto *ref = pd.as<VarRef>(); ref && !subst.count(ref->var.get())) {
         subst[ref->var.get()] = arg.shape()[d];
-        origins[ref->var.get()] = {at.range, "dimension " + std::to_string(d) + " of '" + arg.name() + "'"};
+        origins[ref->var.get()] = {at.range,
+                                   "dimension " + std::to_string(d) + " of '" + arg.name() + "'"};
         continue;
       }
       Expr want = substitute(pd, subst);
-      if (sameDim(want, arg.shape()[d])) continue;
-      std::string expected = toString(pd) == toString(want) ? toString(want) : toString(pd) + " = " + toString(want);
-      Diagnostic &err = diags_.error(at.range, "shape mismatch for parameter '" + param.name() + "' of " + cname +
-                                                   ": dimension " + std::to_string(d) + " of '" + arg.name() +
-                                                   "' is " + toString(arg.shape()[d]) + ", expected " + expected);
+      if (sameDim(want, arg.shape()[d]))
+        continue;
+      std::string expected =
+          toString(pd) == toString(want) ? toString(want) : toString(pd) + " = " + toString(want);
+      Diagnostic &err =
+          diags_.error(at.range, "shape mismatch for parameter '" + param.name() + "' of " + cname +
+                                     ": dimension " + std::to_string(d) + " of '" + arg.name() +
+                                     "' is " + toString(arg.shape()[d]) + ", expected " + expected);
       std::vector<Var> vars;
       collectVars(pd, vars);
       for (const Var &v : vars)
         if (auto it = origins.find(v.get()); it != origins.end())
-          err.note(it->second.at, "'" + v.name() + "' is " + toString(subst[v.get()]) + " from " + it->second.what);
+          err.note(it->second.at, "'" + v.name() + "' is " + toString(subst[v.get()]) + " from " +
+                                      it->second.what);
       return false;
     }
     return true;
@@ -463,7 +531,8 @@ private:
 
   std::optional<GraphBinding> reshape(const ast::ReshapeStmt &r) {
     const Value *src = use(r.source);
-    if (!src) return std::nullopt;
+    if (!src)
+      return std::nullopt;
     if (!src->buffer.defined()) {
       diags_.error(r.source.range, "reshape of scalar '" + r.source.name + "'");
       failed_ = true;
@@ -487,34 +556,41 @@ private:
       failed_ = true;
       return std::nullopt;
     }
-    Buffer target(r.target.name, src->buffer.dtype(), dims, BufferRole::Alloc, MemScope::Global, {}, locOf(r.target));
-    if (!define(r.target, Value{target, Var(), r.target.range, false})) return std::nullopt;
+    Buffer target(r.target.name, src->buffer.dtype(), dims, BufferRole::Alloc, MemScope::Global, {},
+                  locOf(r.target));
+    if (!define(r.target, Value{target, Var(), r.target.range, false}))
+      return std::nullopt;
     return GraphBinding(ReshapeBinding{target, src->buffer, locOf(r)});
   }
 
   void returnStmt(const ast::ReturnStmt &r) {
     if (r.names.size() != resultTypes_.size()) {
-      diags_.error(r.range, "graph '" + g_.name.name + "' returns " + std::to_string(resultTypes_.size()) +
-                                " value" + (resultTypes_.size() == 1 ? "" : "s") + ", but 'return' lists " +
+      diags_.error(r.range, "graph '" + g_.name.name + "' returns " +
+                                std::to_string(resultTypes_.size()) + " value" +
+                                (resultTypes_.size() == 1 ? "" : "s") + ", but 'return' lists " +
                                 std::to_string(r.names.size()));
       failed_ = true;
       return;
     }
     for (size_t i = 0; i < r.names.size(); ++i) {
       const Value *v = use(r.names[i]);
-      if (!v) continue;
+      if (!v)
+        continue;
       if (!v->buffer.defined()) {
-        diags_.error(r.names[i].range, "graph results must be tensors; '" + r.names[i].name + "' is a scalar");
+        diags_.error(r.names[i].range,
+                     "graph results must be tensors; '" + r.names[i].name + "' is a scalar");
         failed_ = true;
         continue;
       }
       auto &[dt, shape] = resultTypes_[i];
       bool same = dt == v->buffer.dtype() && shape.size() == v->buffer.rank();
-      for (size_t d = 0; same && d < shape.size(); ++d) same = sameDim(shape[d], v->buffer.shape()[d]);
+      for (size_t d = 0; same && d < shape.size(); ++d)
+        same = sameDim(shape[d], v->buffer.shape()[d]);
       if (!same) {
-        diags_.error(r.names[i].range, "returned '" + r.names[i].name + "' has type " +
-                                           typeString(v->buffer.dtype(), v->buffer.shape()) +
-                                           " but the graph declares " + typeString(dt, shape))
+        diags_
+            .error(r.names[i].range, "returned '" + r.names[i].name + "' has type " +
+                                         typeString(v->buffer.dtype(), v->buffer.shape()) +
+                                         " but the graph declares " + typeString(dt, shape))
             .note(g_.results[i].range, "result type declared here");
         failed_ = true;
         continue;
@@ -546,9 +622,11 @@ Func buildExtern(const ast::ExternDecl &e, const std::string &name, DiagnosticEn
   std::vector<Buffer> outputs;
   bool ok = sig.params(e.inputs, BufferRole::Input, inputs, outputs, shapeVars, true);
   ok &= sig.params(e.outputs, BufferRole::Output, inputs, outputs, shapeVars, false);
-  if (!ok) return {};
+  if (!ok)
+    return {};
   if (e.pure && outputs.empty()) {
-    diags.error(e.name.range, "pure extern '" + e.name.name + "' has no outputs; it would compute nothing");
+    diags.error(e.name.range,
+                "pure extern '" + e.name.name + "' has no outputs; it would compute nothing");
     return {};
   }
   return ExternFunc::make(name, e.pure, inputs, outputs, shapeVars, e.symbol, locOf(e));

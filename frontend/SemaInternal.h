@@ -1,4 +1,7 @@
-// SemaInternal.h — pieces of the semantic checker shared by its files (not a public header).
+//===- frontend/SemaInternal.h ----------------------------------------------------------------===//
+//
+// Pieces of the semantic checker shared by its files (not a public header).
+
 #pragma once
 
 #include "frontend/AST.h"

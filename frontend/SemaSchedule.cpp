@@ -1,7 +1,10 @@
-// SemaSchedule.cpp — turns `schedule` items into ir::ScheduleScript values (spec §7): picks
+//===- frontend/SemaSchedule.cpp --------------------------------------------------------------===//
+//
+// Turns `schedule` items into ir::ScheduleScript values (spec §7): picks
 // the schedules that apply to the target (a --schedule file replaces the source's schedule of
 // the same function and target), evaluates parameters with -D overrides, and checks the shape
 // of each statement. Whether a primitive is legal is decided when the script runs.
+
 #include "frontend/Sema.h"
 
 #include "frontend/SemaInternal.h"
@@ -20,29 +23,37 @@ using namespace ir;
 std::optional<int64_t> constEval(const ast::Expr &e, const std::map<std::string, int64_t> &params,
                                  DiagnosticEngine &diags) {
   switch (e.kind) {
-  case ast::ExprKind::Int: return static_cast<int64_t>(static_cast<const ast::IntLit &>(e).value);
+  case ast::ExprKind::Int:
+    return static_cast<int64_t>(static_cast<const ast::IntLit &>(e).value);
   case ast::ExprKind::Name: {
     auto &n = static_cast<const ast::NameExpr &>(e);
     auto it = params.find(n.name);
-    if (it != params.end()) return it->second;
+    if (it != params.end())
+      return it->second;
     diags.error(n.range, "'" + n.name + "' is not a schedule parameter; expected an integer");
     return std::nullopt;
   }
   case ast::ExprKind::Unary: {
     auto &u = static_cast<const ast::UnaryExpr &>(e);
-    if (u.op != ast::UnaryOp::Neg) break;
+    if (u.op != ast::UnaryOp::Neg)
+      break;
     auto v = constEval(*u.operand, params, diags);
-    if (!v) return std::nullopt;
+    if (!v)
+      return std::nullopt;
     return -*v;
   }
   case ast::ExprKind::Binary: {
     auto &b = static_cast<const ast::BinaryExpr &>(e);
     auto l = constEval(*b.lhs, params, diags), r = constEval(*b.rhs, params, diags);
-    if (!l || !r) return std::nullopt;
+    if (!l || !r)
+      return std::nullopt;
     switch (b.op) {
-    case ast::BinaryOp::Add: return *l + *r;
-    case ast::BinaryOp::Sub: return *l - *r;
-    case ast::BinaryOp::Mul: return *l * *r;
+    case ast::BinaryOp::Add:
+      return *l + *r;
+    case ast::BinaryOp::Sub:
+      return *l - *r;
+    case ast::BinaryOp::Mul:
+      return *l * *r;
     case ast::BinaryOp::Div:
     case ast::BinaryOp::Mod:
       if (*r == 0) {
@@ -51,14 +62,17 @@ std::optional<int64_t> constEval(const ast::Expr &e, const std::map<std::string,
       }
       {
         int64_t q = *l / *r;
-        if ((*l % *r != 0) && ((*l < 0) != (*r < 0))) --q;
+        if ((*l % *r != 0) && ((*l < 0) != (*r < 0)))
+          --q;
         return b.op == ast::BinaryOp::Div ? q : *l - q * *r;
       }
-    default: break;
+    default:
+      break;
     }
     break;
   }
-  default: break;
+  default:
+    break;
   }
   diags.error(e.range, "expected an integer constant expression");
   return std::nullopt;
@@ -81,12 +95,15 @@ public:
       out.kind = ScheduleArg::Kind::List;
       for (const ast::SchedArg &item : a.list) {
         std::optional<ScheduleArg> x = arg(item);
-        if (!x) return std::nullopt;
+        if (!x)
+          return std::nullopt;
         out.items.push_back(*x);
       }
       return out;
-    case ast::SchedArgKind::Lambda: return lambda(a);
-    case ast::SchedArgKind::Expr: break;
+    case ast::SchedArgKind::Lambda:
+      return lambda(a);
+    case ast::SchedArgKind::Expr:
+      break;
     }
     if (auto *n = a.expr->as<ast::NameExpr>(); n && !params_.count(n->name)) {
       out.kind = n->name == "_" ? ScheduleArg::Kind::Placeholder : ScheduleArg::Kind::Name;
@@ -94,7 +111,8 @@ public:
       return out;
     }
     std::optional<int64_t> v = constEval(*a.expr, params_, diags_);
-    if (!v) return std::nullopt;
+    if (!v)
+      return std::nullopt;
     out.kind = ScheduleArg::Kind::Int;
     out.value = *v;
     return out;
@@ -108,14 +126,16 @@ private:
     Scopes scopes;
     for (const ast::Ident &p : a.lambdaParams) {
       Var v(p.name, DType::i64(), locOf(p));
-      if (!scopes.declare(p.name, Symbol{SymbolKind::Axis, v, Buffer(), p.range, IterKind::Spatial}, diags_))
+      if (!scopes.declare(p.name, Symbol{SymbolKind::Axis, v, Buffer(), p.range, IterKind::Spatial},
+                          diags_))
         return std::nullopt;
       out.lambdaParams.push_back(v);
     }
     ExprChecker ec{scopes, diags_};
     for (const ast::SchedArg &r : a.list) {
       Expr e = ec.check(*r.expr, DType::i64());
-      if (!e.defined()) return std::nullopt;
+      if (!e.defined())
+        return std::nullopt;
       if (e.dtype() != DType::i64()) {
         diags_.error(r.range, "layout map results must be i64 index expressions");
         return std::nullopt;
@@ -133,33 +153,42 @@ private:
 } // namespace sema
 
 std::vector<ir::ScheduleScript>
-buildSchedules(const std::vector<ast::Module *> &modules, const std::vector<ast::Module *> &scheduleFiles,
-               const std::string &target, const std::vector<std::pair<std::string, int64_t>> &defines,
+buildSchedules(const std::vector<ast::Module *> &modules,
+               const std::vector<ast::Module *> &scheduleFiles, const std::string &target,
+               const std::vector<std::pair<std::string, int64_t>> &defines,
                std::set<std::string> &usedDefines, DiagnosticEngine &diags,
                const std::function<bool(const std::string &)> &takesDefines) {
   // (function, target) → the schedule that applies; later sources replace earlier ones.
-  std::map<std::pair<std::string, std::string>, std::pair<const ast::ScheduleDecl *, std::string>> chosen;
+  std::map<std::pair<std::string, std::string>, std::pair<const ast::ScheduleDecl *, std::string>>
+      chosen;
   std::vector<std::pair<std::string, std::string>> order;
   auto consider = [&](const ast::Module &m, const std::string &prefix) {
     for (const ast::ItemPtr &item : m.items) {
       auto *s = item->as<ast::ScheduleDecl>();
-      if (!s || !s->resolved) continue;
+      if (!s || !s->resolved)
+        continue;
       std::string t = s->target ? s->target->name : "";
-      if (!t.empty() && t != target) continue;
+      if (!t.empty() && t != target)
+        continue;
       std::string fn = s->func.parts.size() == 1 ? prefix + s->func.parts[0] : s->func.str();
       auto key = std::make_pair(fn, t);
-      if (!chosen.count(key)) order.push_back(key);
+      if (!chosen.count(key))
+        order.push_back(key);
       chosen[key] = {s, fn};
     }
   };
-  for (size_t i = modules.size(); i-- > 1;) consider(*modules[i], modules[i]->name + ".");
-  if (!modules.empty()) consider(*modules[0], "");
-  for (const ast::Module *f : scheduleFiles) consider(*f, "");
+  for (size_t i = modules.size(); i-- > 1;)
+    consider(*modules[i], modules[i]->name + ".");
+  if (!modules.empty())
+    consider(*modules[0], "");
+  for (const ast::Module *f : scheduleFiles)
+    consider(*f, "");
 
   std::vector<ir::ScheduleScript> out;
   for (const auto &key : order) {
     // The targeted schedule wins over the untargeted one for its target.
-    if (key.second.empty() && chosen.count({key.first, target})) continue;
+    if (key.second.empty() && chosen.count({key.first, target}))
+      continue;
     auto [decl, fn] = chosen[key];
     std::map<std::string, int64_t> params;
     bool ok = true;
@@ -171,17 +200,21 @@ buildSchedules(const std::vector<ast::Module *> &modules, const std::vector<ast:
       }
       params[p.name.name] = *v;
       // -D NAME=V and -D FUNC.NAME=V override the default; the qualified one wins.
-      if (takesDefines && !takesDefines(fn)) continue;
+      if (takesDefines && !takesDefines(fn))
+        continue;
       for (bool qualified : {false, true})
         for (const auto &[name, value] : defines) {
-          bool match = qualified ? name == decl->func.str() + "." + p.name.name || name == fn + "." + p.name.name
+          bool match = qualified ? name == decl->func.str() + "." + p.name.name ||
+                                       name == fn + "." + p.name.name
                                  : name == p.name.name;
-          if (!match) continue;
+          if (!match)
+            continue;
           params[p.name.name] = value;
           usedDefines.insert(name);
         }
     }
-    if (!ok) continue;
+    if (!ok)
+      continue;
     ir::ScheduleScript script;
     script.func = fn;
     script.target = key.second;
@@ -209,7 +242,8 @@ buildSchedules(const std::vector<ast::Module *> &modules, const std::vector<ast:
       }
       script.calls.push_back(std::move(call));
     }
-    if (ok) out.push_back(std::move(script));
+    if (ok)
+      out.push_back(std::move(script));
   }
   return out;
 }

@@ -482,8 +482,7 @@ Func PrimFunc::make(std::string name, std::vector<Var> constVars, std::vector<Fu
 
 Func GraphFunc::make(std::string name, std::vector<Var> constVars, std::vector<FuncParam> inputs,
                      std::vector<Var> shapeVars, std::vector<GraphItem> body,
-                     std::vector<Buffer> results, SourceLoc loc,
-                     std::optional<MemoryPlan> plan) {
+                     std::vector<Buffer> results, SourceLoc loc, std::optional<MemoryPlan> plan) {
   auto *node = newNode<GraphFunc>(loc);
   node->plan = std::move(plan);
   node->name = std::move(name);

@@ -70,8 +70,11 @@ namespace tdsl::ir {
 // clang-format on
 
 #define TDSL_FOR_EACH_STMT_NODE(X)                                                                 \
-  X(For) X(Block) X(BufferStore) X(LetStmt) X(IfThenElse) X(SeqStmt) X(Evaluate) X(Allocate)     \
-  X(AssertStmt) X(BufferView) X(FuncCall)
+  X(For)                                                                                           \
+  X(Block)                                                                                         \
+  X(BufferStore)                                                                                   \
+  X(LetStmt)                                                                                       \
+  X(IfThenElse) X(SeqStmt) X(Evaluate) X(Allocate) X(AssertStmt) X(BufferView) X(FuncCall)
 
 #define TDSL_FOR_EACH_FUNC_NODE(X) X(PrimFunc) X(GraphFunc) X(ExternFunc)
 
@@ -640,9 +643,9 @@ struct PlannedValue {
   };
   Buffer value;
   Kind kind = Kind::Arena;
-  Expr offset, bytes; ///< Arena: i64 byte offset and size.
-  size_t result = 0;  ///< Result.
-  Buffer viewOf;      ///< View.
+  Expr offset, bytes;               ///< Arena: i64 byte offset and size.
+  size_t result = 0;                ///< Result.
+  Buffer viewOf;                    ///< View.
   size_t firstUse = 0, lastUse = 0; ///< Lifetime in binding positions (Arena).
 };
 
@@ -715,7 +718,8 @@ Expr floatConstant(DType type, double value);
 /// A constant of `type` with the given value: an IntImm for integer and bool types, a FloatImm
 /// for float types. A non-integral value for an integer type is an internal error.
 template <typename T>
-requires std::is_arithmetic_v<T> Expr constant(DType type, T value) {
+  requires std::is_arithmetic_v<T>
+Expr constant(DType type, T value) {
   if constexpr (std::is_floating_point_v<T>)
     return detail::floatConstant(type, static_cast<double>(value));
   else
@@ -762,12 +766,14 @@ Expr operator%(Expr a, Expr b);
 Expr operator-(Expr a);
 #define TDSL_IR_DECLARE_SCALAR_OPS(OP)                                                             \
   template <typename T>                                                                            \
-  requires std::is_arithmetic_v<T> Expr operator OP(Expr a, T b) {                                 \
+    requires std::is_arithmetic_v<T>                                                               \
+  Expr operator OP(Expr a, T b) {                                                                  \
     Expr rhs = constant(a.dtype(), b);                                                             \
     return std::move(a) OP std::move(rhs);                                                         \
   }                                                                                                \
   template <typename T>                                                                            \
-  requires std::is_arithmetic_v<T> Expr operator OP(T a, Expr b) {                                 \
+    requires std::is_arithmetic_v<T>                                                               \
+  Expr operator OP(T a, Expr b) {                                                                  \
     Expr lhs = constant(b.dtype(), a);                                                             \
     return std::move(lhs) OP std::move(b);                                                         \
   }

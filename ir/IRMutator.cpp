@@ -289,8 +289,8 @@ Stmt IRMutator::visit(const BufferView *op) {
   if (buffer.sameAs(op->buffer) && source.sameAs(op->source) && offset.sameAs(op->byteOffset) &&
       body.sameAs(op->body))
     return op;
-  return BufferView::make(std::move(buffer), std::move(source), std::move(offset),
-                          std::move(body), op->loc);
+  return BufferView::make(std::move(buffer), std::move(source), std::move(offset), std::move(body),
+                          op->loc);
 }
 
 Stmt IRMutator::visit(const FuncCall *op) {

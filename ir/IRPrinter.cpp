@@ -777,8 +777,8 @@ void Printer::printGraphFunc(const GraphFunc *op) {
       line() << "//   " << name(v.value) << ": ";
       switch (v.kind) {
       case PlannedValue::Kind::Arena:
-        *os_ << "arena offset " << exprText(v.offset)
-             << ", " << exprText(v.bytes) << " bytes, live " << v.firstUse << ".." << v.lastUse;
+        *os_ << "arena offset " << exprText(v.offset) << ", " << exprText(v.bytes)
+             << " bytes, live " << v.firstUse << ".." << v.lastUse;
         break;
       case PlannedValue::Kind::Result:
         *os_ << "in place in result " << v.result;

@@ -1,3 +1,5 @@
+//===- ir/SourceLoc.h -------------------------------------------------------------------------===//
+
 #pragma once
 // The IR's source locations are the compiler-wide tdsl::SourceLoc of support/SourceLoc.h
 // (a header-only, standard-library-only struct {file, line, col; valid()}), so that AST and IR

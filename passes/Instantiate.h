@@ -1,5 +1,8 @@
-// Instantiate.h — a generic func with its constants given: the constants become their values
+//===- passes/Instantiate.h -------------------------------------------------------------------===//
+//
+// A generic func with its constants given: the constants become their values
 // everywhere (shapes, bounds, bodies) and the result is simplified.
+
 #pragma once
 
 #include "ir/IR.h"

@@ -21,10 +21,10 @@ struct DescrEntry {
   const char *descr;
 };
 // bf16 is absent: it is written as <u2 and read back as u16.
-const DescrEntry kDescrs[] = {
-    {Code::Bool, "|b1"}, {Code::I8, "|i1"},  {Code::I16, "<i2"}, {Code::I32, "<i4"},
-    {Code::I64, "<i8"},  {Code::U8, "|u1"},  {Code::U16, "<u2"}, {Code::U32, "<u4"},
-    {Code::U64, "<u8"},  {Code::F16, "<f2"}, {Code::F32, "<f4"}, {Code::F64, "<f8"}};
+const DescrEntry kDescrs[] = {{Code::Bool, "|b1"}, {Code::I8, "|i1"},  {Code::I16, "<i2"},
+                              {Code::I32, "<i4"},  {Code::I64, "<i8"}, {Code::U8, "|u1"},
+                              {Code::U16, "<u2"},  {Code::U32, "<u4"}, {Code::U64, "<u8"},
+                              {Code::F16, "<f2"},  {Code::F32, "<f4"}, {Code::F64, "<f8"}};
 
 /// The value of `key` in the header dict: the text from after `'key':` up to the next top-level
 /// `,` or `}`. Returns false when the key is missing.

@@ -10,7 +10,7 @@ packages=(
   llvm-19-dev llvm-19-tools libclang-19-dev libclang-cpp19-dev clang-19 libomp-19-dev
   libboost-program-options-dev libdlpack-dev googletest libgtest-dev libbenchmark-dev
   python3-numpy libdnnl-dev libopenblas-dev zlib1g-dev libzstd-dev libedit-dev
-  libcurl4-openssl-dev libxml2-dev libffi-dev
+  libcurl4-openssl-dev libxml2-dev libffi-dev clang-format-19 clang-tidy-19
 )
 
 missing=()

@@ -1,3 +1,7 @@
+//===- support/Diagnostics.cpp ----------------------------------------------------------------===//
+//
+// Implementation of support/Diagnostics.h.
+
 #include "support/Diagnostics.h"
 
 #include "support/SourceManager.h"
@@ -49,32 +53,41 @@ bool DiagnosticEngine::limitReached() const {
 
 void DiagnosticEngine::flush() {
   for (Diagnostic &d : pending_) {
-    if (stopped_) break;
+    if (stopped_)
+      break;
     bool isError = d.severity == Severity::Error ||
                    (d.severity == Severity::Warning && opts_.warningsAsErrors);
     if (isError && opts_.errorLimit != 0 && printedErrors_ == opts_.errorLimit) {
-      if (opts_.color) os_ << kBold;
+      if (opts_.color)
+        os_ << kBold;
       os_ << "fatal error: ";
-      if (opts_.color) os_ << kReset << kBold;
+      if (opts_.color)
+        os_ << kReset << kBold;
       os_ << "too many errors emitted, stopping now [--error-limit]";
-      if (opts_.color) os_ << kReset;
+      if (opts_.color)
+        os_ << kReset;
       os_ << "\n";
       stopped_ = true;
       break;
     }
-    if (isError) ++printedErrors_;
+    if (isError)
+      ++printedErrors_;
     print(d, false);
-    for (const Diagnostic &n : d.notes) print(n, true);
+    for (const Diagnostic &n : d.notes)
+      print(n, true);
   }
   pending_.clear();
   os_.flush();
 }
 
 void DiagnosticEngine::printLocation(SourceRange r) {
-  if (!r.valid()) return;
-  if (opts_.color) os_ << kBold;
+  if (!r.valid())
+    return;
+  if (opts_.color)
+    os_ << kBold;
   os_ << sm_.path(r.begin.file) << ":" << r.begin.line << ":" << r.begin.col << ": ";
-  if (opts_.color) os_ << kReset;
+  if (opts_.color)
+    os_ << kReset;
 }
 
 void DiagnosticEngine::print(const Diagnostic &d, bool isNote) {
@@ -94,34 +107,43 @@ void DiagnosticEngine::print(const Diagnostic &d, bool isNote) {
   } else if (d.severity == Severity::Fatal) {
     label = "fatal error: ";
   }
-  if (opts_.color) os_ << color;
+  if (opts_.color)
+    os_ << color;
   os_ << label;
-  if (opts_.color) os_ << kReset << kBold;
+  if (opts_.color)
+    os_ << kReset << kBold;
   os_ << d.message << suffix;
-  if (opts_.color) os_ << kReset;
+  if (opts_.color)
+    os_ << kReset;
   os_ << "\n";
   printSnippet(d.range);
 }
 
 void DiagnosticEngine::printSnippet(SourceRange r) {
-  if (!r.valid()) return;
+  if (!r.valid())
+    return;
   std::string_view line = sm_.lineText(r.begin.file, r.begin.line);
   // A location one past the end of the line (a missing token at end of line) is still shown.
-  if (r.begin.col > line.size() + 1) return;
+  if (r.begin.col > line.size() + 1)
+    return;
   os_ << line << "\n";
   std::string marks;
   size_t caret = r.begin.col - 1;
-  for (size_t i = 0; i < caret && i < line.size(); ++i) marks += line[i] == '\t' ? '\t' : ' ';
+  for (size_t i = 0; i < caret && i < line.size(); ++i)
+    marks += line[i] == '\t' ? '\t' : ' ';
   marks += '^';
   // Underline the rest of the range when it stays on the same line.
   if (r.end.valid() && r.end.file == r.begin.file && r.end.line == r.begin.line &&
       r.end.col > r.begin.col + 1) {
     size_t endCol = std::min<size_t>(r.end.col - 1, line.size());
-    for (size_t i = caret + 1; i < endCol; ++i) marks += '~';
+    for (size_t i = caret + 1; i < endCol; ++i)
+      marks += '~';
   }
-  if (opts_.color) os_ << kGreen;
+  if (opts_.color)
+    os_ << kGreen;
   os_ << marks;
-  if (opts_.color) os_ << kReset;
+  if (opts_.color)
+    os_ << kReset;
   os_ << "\n";
 }
 

@@ -1,6 +1,9 @@
-// Diagnostics.h — Clang-style user diagnostics: `file:line:col: error: message`, the source
+//===- support/Diagnostics.h ------------------------------------------------------------------===//
+//
+// Clang-style user diagnostics: `file:line:col: error: message`, the source
 // line, a caret with a range underline, and `note:` lines. User errors live here; internal
 // invariants are asserts.
+
 #pragma once
 
 #include "support/SourceLoc.h"

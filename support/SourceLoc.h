@@ -1,4 +1,7 @@
-// SourceLoc.h — positions in user source files, shared by every layer of the compiler.
+//===- support/SourceLoc.h --------------------------------------------------------------------===//
+//
+// Positions in user source files, shared by every layer of the compiler.
+
 #pragma once
 
 #include <cstdint>
@@ -25,8 +28,10 @@ inline bool operator==(const SourceLoc &a, const SourceLoc &b) {
   return a.file == b.file && a.line == b.line && a.col == b.col;
 }
 inline bool operator<(const SourceLoc &a, const SourceLoc &b) {
-  if (a.file != b.file) return a.file < b.file;
-  if (a.line != b.line) return a.line < b.line;
+  if (a.file != b.file)
+    return a.file < b.file;
+  if (a.line != b.line)
+    return a.line < b.line;
   return a.col < b.col;
 }
 

@@ -1,3 +1,7 @@
+//===- support/SourceManager.cpp --------------------------------------------------------------===//
+//
+// Implementation of support/SourceManager.h.
+
 #include "support/SourceManager.h"
 
 #include <cassert>
@@ -12,7 +16,8 @@ uint32_t SourceManager::addBuffer(std::string path, std::string text) {
   f.text = std::move(text);
   f.lineStarts.push_back(0);
   for (size_t i = 0; i < f.text.size(); ++i)
-    if (f.text[i] == '\n') f.lineStarts.push_back(i + 1);
+    if (f.text[i] == '\n')
+      f.lineStarts.push_back(i + 1);
   files_.push_back(std::move(f));
   return static_cast<uint32_t>(files_.size());
 }
@@ -46,16 +51,19 @@ uint32_t SourceManager::lineCount(uint32_t file) const {
 
 std::string_view SourceManager::lineText(uint32_t file, uint32_t line) const {
   const File &f = get(file);
-  if (line == 0 || line > f.lineStarts.size()) return {};
+  if (line == 0 || line > f.lineStarts.size())
+    return {};
   size_t begin = f.lineStarts[line - 1];
   size_t end = line < f.lineStarts.size() ? f.lineStarts[line] - 1 : f.text.size();
-  if (end > begin && f.text[end - 1] == '\r') --end;
+  if (end > begin && f.text[end - 1] == '\r')
+    --end;
   return std::string_view(f.text).substr(begin, end - begin);
 }
 
 SourceLoc SourceManager::endOfFile(uint32_t file) const {
   uint32_t line = lineCount(file);
-  while (line > 1 && lineText(file, line).empty()) --line;
+  while (line > 1 && lineText(file, line).empty())
+    --line;
   uint32_t col = static_cast<uint32_t>(lineText(file, line).size()) + 1;
   return SourceLoc{file, line, col};
 }

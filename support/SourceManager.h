@@ -1,4 +1,7 @@
-// SourceManager.h — owns the text of every file the compiler reads and maps locations to lines.
+//===- support/SourceManager.h ----------------------------------------------------------------===//
+//
+// Owns the text of every file the compiler reads and maps locations to lines.
+
 #pragma once
 
 #include "support/SourceLoc.h"

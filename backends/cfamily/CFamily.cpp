@@ -125,7 +125,8 @@ private:
 };
 
 /// `text` with each `$KEY` of `fills` replaced by its value.
-std::string fillIn(std::string text, const std::vector<std::pair<std::string, std::string>> &fills) {
+std::string fillIn(std::string text,
+                   const std::vector<std::pair<std::string, std::string>> &fills) {
   for (const auto &[key, value] : fills)
     for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at)) {
       text.replace(at, key.size(), value);
@@ -164,7 +165,8 @@ static inline int32_t tdsl_fail(const char *format, ...) {
 }
 
 std::string preludeIntegerArithmetic(const std::string &qualifier) {
-  return qualify(R"(// Wrapping integer arithmetic: computed on an unsigned type at least as wide as int.
+  return qualify(
+      R"(// Wrapping integer arithmetic: computed on an unsigned type at least as wide as int.
 template <typename T> struct tdsl_unsigned {
   using type = typename std::conditional<(sizeof(T) < 8), uint32_t, uint64_t>::type;
 };
@@ -213,11 +215,13 @@ template <typename T> $Qstatic inline T tdsl_floormod(T a, T b) {
     return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
   }
 }
-)", qualifier);
+)",
+      qualifier);
 }
 
 std::string preludeHalfConversions(const HalfDialect &d) {
-  return fillIn(R"(// f16 and bf16 are stored as bit patterns and computed in float; conversions to them round
+  return fillIn(
+      R"(// f16 and bf16 are stored as bit patterns and computed in float; conversions to them round
 // once, to nearest even.
 $Qstatic inline uint16_t tdsl_half_encode(int expBits, int manBits, double value) {
   uint64_t bits;
@@ -274,14 +278,14 @@ $Qstatic inline float tdsl_round_f16(double x) { return tdsl_f16_value(tdsl_f16_
 $Qstatic inline float tdsl_round_bf16(double x) { return tdsl_bf16_value(tdsl_bf16_bits(x)); }
 
 )",
-                {{"$Q", d.qualifier},
-                 {"$MEMCPY", d.memcpy},
-                 {"$ISINF", d.isInf},
-                 {"$TOP", d.findTop},
-                 {"$LEAD", d.leadingBit},
-                 {"$LDEXP", d.ldexp},
-                 {"$NAN", d.nan},
-                 {"$INF", d.inf}});
+      {{"$Q", d.qualifier},
+       {"$MEMCPY", d.memcpy},
+       {"$ISINF", d.isInf},
+       {"$TOP", d.findTop},
+       {"$LEAD", d.leadingBit},
+       {"$LDEXP", d.ldexp},
+       {"$NAN", d.nan},
+       {"$INF", d.inf}});
 }
 
 std::string preludeDlpackChecks(const std::string &qualifier) {
@@ -301,7 +305,8 @@ $Qstatic inline void *tdsl_data(const DLTensor *t) {
   return static_cast<char *>(t->data) + t->byte_offset;
 }
 
-)", qualifier);
+)",
+                 qualifier);
 }
 
 std::string preludeEnd() {

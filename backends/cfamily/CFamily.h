@@ -100,8 +100,8 @@ std::string preludeEnd();
 
 /// What a DLPack entry requires of a tensor's device.
 struct DlpackDevice {
-  const char *type;       ///< kDLCPU
-  const char *notOnIt;    ///< "is not on the CPU"
+  const char *type;    ///< kDLCPU
+  const char *notOnIt; ///< "is not on the CPU"
 };
 
 /// The printer of one lowered function's scalar code and ABI entries; a backend adds the

@@ -217,7 +217,8 @@ Bounds FunctionEmitterBase::bounds(const Expr &e) {
   return {};
 }
 
-std::string FunctionEmitterBase::binary(const Expr &e, ExprKind kind, const Expr &a, const Expr &b) {
+std::string FunctionEmitterBase::binary(const Expr &e, ExprKind kind, const Expr &a,
+                                        const Expr &b) {
   DType t = e.dtype();
   DType operand = a.dtype();
   std::string x = expr(a), y = expr(b);
@@ -368,7 +369,8 @@ std::string FunctionEmitterBase::callExpr(const Call *op) {
 }
 
 std::string FunctionEmitterBase::expr(const Expr &e) {
-  TDSL_IR_CHECK(e.dtype().isScalar(), "expr prints scalar values (the C++ backend's vexpr prints vectors)");
+  TDSL_IR_CHECK(e.dtype().isScalar(),
+                "expr prints scalar values (the C++ backend's vexpr prints vectors)");
   switch (e.kind()) {
   case ExprKind::IntImm:
     return intLiteral(e.dtype(), e.as<IntImm>()->value);
@@ -381,8 +383,8 @@ std::string FunctionEmitterBase::expr(const Expr &e) {
       return name;
     if (v.dtype().isBool())
       return "(" + name + " != 0)";
-    return (v.dtype().code() == DType::Code::F16 ? "tdsl_f16_value(" : "tdsl_bf16_value(") +
-           name + ")";
+    return (v.dtype().code() == DType::Code::F16 ? "tdsl_f16_value(" : "tdsl_bf16_value(") + name +
+           ")";
   }
   case ExprKind::Cast:
     return castExpr(e.dtype(), e.as<Cast>()->value);
@@ -392,8 +394,8 @@ std::string FunctionEmitterBase::expr(const Expr &e) {
       return "(-" + expr(a) + ")";
     return "tdsl_neg<" + storageType(e.dtype()) + ">(" + expr(a) + ")";
   }
-#define TDSL_CPP_BINARY(NAME)                                                                    \
-  case ExprKind::NAME:                                                                           \
+#define TDSL_CPP_BINARY(NAME)                                                                      \
+  case ExprKind::NAME:                                                                             \
     return binary(e, ExprKind::NAME, e.as<NAME>()->a, e.as<NAME>()->b);
     TDSL_FOR_EACH_BINARY_NODE(TDSL_CPP_BINARY)
 #undef TDSL_CPP_BINARY
@@ -401,8 +403,8 @@ std::string FunctionEmitterBase::expr(const Expr &e) {
     return "(!" + expr(e.as<Not>()->a) + ")";
   case ExprKind::Select: {
     const auto *op = e.as<Select>();
-    return "(" + expr(op->condition) + " ? " + expr(op->trueValue) + " : " +
-           expr(op->falseValue) + ")";
+    return "(" + expr(op->condition) + " ? " + expr(op->trueValue) + " : " + expr(op->falseValue) +
+           ")";
   }
   case ExprKind::BufferLoad: {
     const auto *op = e.as<BufferLoad>();
@@ -573,8 +575,8 @@ void FunctionEmitterBase::emitDlpack(std::ostream &os, const DlpackDevice &devic
     line("if (!(" + codeOk + " && " + name + "->dtype.bits == " + std::to_string(bits) + " && " +
          name + "->dtype.lanes == 1))");
     line("  return tdsl_fail(\"" + fn + ": argument " + q + " should have dtype " + t.name() +
-         ", got code %d bits %d lanes %d\", " + name + "->dtype.code, " + name +
-         "->dtype.bits, " + name + "->dtype.lanes);");
+         ", got code %d bits %d lanes %d\", " + name + "->dtype.code, " + name + "->dtype.bits, " +
+         name + "->dtype.lanes);");
     line("if (" + name + "->ndim != " + std::to_string(buffer.rank()) + ")");
     line("  return tdsl_fail(\"" + fn + ": argument " + q + " should have rank " +
          std::to_string(buffer.rank()) + ", got %d\", " + name + "->ndim);");
@@ -587,8 +589,8 @@ void FunctionEmitterBase::emitDlpack(std::ostream &os, const DlpackDevice &devic
       line("if (" + sv + " < 0)");
       line("  " + sv + " = " + dim + ";");
       line("else if (" + sv + " != " + dim + ")");
-      line("  return tdsl_fail(\"" + fn + ": dimension " + std::to_string(d) + " of argument " +
-           q + " is %lld but " + ref->var.name() + " is %lld\", static_cast<long long>(" + dim +
+      line("  return tdsl_fail(\"" + fn + ": dimension " + std::to_string(d) + " of argument " + q +
+           " is %lld but " + ref->var.name() + " is %lld\", static_cast<long long>(" + dim +
            "), static_cast<long long>(" + sv + "));");
     }
     line("if (!tdsl_is_compact(" + name + "))");

@@ -38,12 +38,21 @@ void initialiseTargets() {
 
 /// The clang command line tdslc would run: the driver turns it into the -cc1 arguments for
 /// the host (header search paths of the installed GCC, the resource directory, PIC level).
-std::vector<std::string> driverArguments(const std::string &bufferName, const CompileOptions &options,
+std::vector<std::string> driverArguments(const std::string &bufferName,
+                                         const CompileOptions &options,
                                          const llvm::Triple &triple) {
-  std::vector<std::string> args = {
-      TDSL_CLANG_EXECUTABLE, options.assembly ? "-S" : "-c", "-x", "c++", "-std=c++17",
-      "-O" + std::to_string(options.optLevel), "-fPIC", "-fopenmp=libomp", "-fno-ident",
-      "-resource-dir", TDSL_CLANG_RESOURCE_DIR, "-w"};
+  std::vector<std::string> args = {TDSL_CLANG_EXECUTABLE,
+                                   options.assembly ? "-S" : "-c",
+                                   "-x",
+                                   "c++",
+                                   "-std=c++17",
+                                   "-O" + std::to_string(options.optLevel),
+                                   "-fPIC",
+                                   "-fopenmp=libomp",
+                                   "-fno-ident",
+                                   "-resource-dir",
+                                   TDSL_CLANG_RESOURCE_DIR,
+                                   "-w"};
   if (!options.mcpu.empty())
     args.push_back((triple.isX86() ? "-march=" : "-mcpu=") + options.mcpu);
   if (options.fastMath)
@@ -67,13 +76,14 @@ std::vector<std::string> driverArguments(const std::string &bufferName, const Co
 
 } // namespace
 
-bool compileCpp(const std::string &code, const std::string &bufferName, const CompileOptions &options,
-                std::string &output, std::string &errors) {
+bool compileCpp(const std::string &code, const std::string &bufferName,
+                const CompileOptions &options, std::string &output, std::string &errors) {
   initialiseTargets();
   llvm::raw_string_ostream diagStream(errors);
   llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> diagOptions(new clang::DiagnosticOptions());
-  clang::DiagnosticsEngine diags(llvm::IntrusiveRefCntPtr<clang::DiagnosticIDs>(new clang::DiagnosticIDs()),
-                                 diagOptions, new clang::TextDiagnosticPrinter(diagStream, diagOptions.get()));
+  clang::DiagnosticsEngine diags(
+      llvm::IntrusiveRefCntPtr<clang::DiagnosticIDs>(new clang::DiagnosticIDs()), diagOptions,
+      new clang::TextDiagnosticPrinter(diagStream, diagOptions.get()));
 
   // Step 1. The driver builds the one -cc1 job (it looks at the file system for the GCC
   // installation and the headers, but not for the input, which lives in memory).
@@ -110,7 +120,8 @@ bool compileCpp(const std::string &code, const std::string &bufferName, const Co
   // Step 3. Compile into a memory buffer.
   clang::CompilerInstance instance;
   instance.setInvocation(std::move(invocation));
-  instance.createDiagnostics(new clang::TextDiagnosticPrinter(diagStream, &instance.getDiagnosticOpts()), true);
+  instance.createDiagnostics(
+      new clang::TextDiagnosticPrinter(diagStream, &instance.getDiagnosticOpts()), true);
   llvm::SmallString<0> bytes;
   instance.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(bytes));
   std::unique_ptr<clang::CodeGenAction> action;

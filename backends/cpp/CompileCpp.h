@@ -28,7 +28,7 @@ struct CompileOptions {
 /// Returns true and the object (or assembly) bytes in `output`; false with Clang's
 /// diagnostics in `errors` (the emitted code should never fail: that is a backend bug, or a
 /// bad --mcpu/--mattr).
-bool compileCpp(const std::string &code, const std::string &bufferName, const CompileOptions &options,
-                std::string &output, std::string &errors);
+bool compileCpp(const std::string &code, const std::string &bufferName,
+                const CompileOptions &options, std::string &output, std::string &errors);
 
 } // namespace tdsl::cpp

@@ -31,7 +31,8 @@ namespace {
 // templates, so unused ones cost nothing and raise no warning).
 // ---------------------------------------------------------------------------------------------
 
-const std::string kPrelude = std::string(R"(#include <dlpack/dlpack.h>
+const std::string kPrelude =
+    std::string(R"(#include <dlpack/dlpack.h>
 
 #include <algorithm>
 #include <cmath>
@@ -50,8 +51,8 @@ inline thread_local char last_error[512];
 } // namespace tdsl_generated
 
 )") +
-                              cfamily::preludeFail() + cfamily::preludeIntegerArithmetic("") +
-                              R"(template <typename T> static inline T tdsl_fmod_floor(T a, T b) { return a - std::floor(a / b) * b; }
+    cfamily::preludeFail() + cfamily::preludeIntegerArithmetic("") +
+    R"(template <typename T> static inline T tdsl_fmod_floor(T a, T b) { return a - std::floor(a / b) * b; }
 
 // float -> integer: truncates toward zero, saturates out of range, NaN gives 0.
 template <typename T> static inline T tdsl_f2i(double x) {
@@ -64,11 +65,11 @@ template <typename T> static inline T tdsl_f2i(double x) {
   return static_cast<T>(x);
 }
 
-)" + cfamily::preludeHalfConversions({"", "std::memcpy", "std::isinf(value)", "",
-                                                     "63 - __builtin_clzll(mag)", "std::ldexp",
-                                                     "std::numeric_limits<float>::quiet_NaN()",
-                                                     "std::numeric_limits<float>::infinity()"}) +
-                              R"(// --bounds-check: the first failed check of a call records its message; the entry returns
+)" +
+    cfamily::preludeHalfConversions(
+        {"", "std::memcpy", "std::isinf(value)", "", "63 - __builtin_clzll(mag)", "std::ldexp",
+         "std::numeric_limits<float>::quiet_NaN()", "std::numeric_limits<float>::infinity()"}) +
+    R"(// --bounds-check: the first failed check of a call records its message; the entry returns
 // it at the end (a check inside an OpenMP loop cannot return). Atomic: threads may race.
 static inline void tdsl_report(int *failed, char *message, size_t size, const char *format, ...) {
   if (__atomic_exchange_n(failed, 1, __ATOMIC_ACQ_REL))
@@ -80,7 +81,7 @@ static inline void tdsl_report(int *failed, char *message, size_t size, const ch
 }
 
 )" + cfamily::preludeDlpackChecks("") +
-                              cfamily::preludeEnd();
+    cfamily::preludeEnd();
 
 // ---------------------------------------------------------------------------------------------
 // One function
@@ -100,8 +101,8 @@ public:
 private:
   std::string mathFunction(const std::string &name, DType) override { return "std::" + name; }
   std::string nonFinite(bool isF64, bool isNan) override {
-    return std::string("std::numeric_limits<") + (isF64 ? "double" : "float") + ">::" +
-           (isNan ? "quiet_NaN()" : "infinity()");
+    return std::string("std::numeric_limits<") + (isF64 ? "double" : "float") +
+           ">::" + (isNan ? "quiet_NaN()" : "infinity()");
   }
   std::string limit(DType t, bool isMax) override {
     return "std::numeric_limits<" + storageType(t) + ">::" + (isMax ? "max()" : "lowest()");
@@ -538,14 +539,16 @@ std::string vectorTypedefs(const std::vector<Func> &lowered) {
     void note(const Expr &e) {
       struct All : IRVisitor {
         std::map<std::string, DType> *types;
-#define TDSL_NOTE(NAME)                                                                          \
-  void visit(const NAME *op) override {                                                          \
-    if (op->type.isVector())                                                                     \
-      types->emplace(vectorTypeName(op->type), op->type);                                        \
-    IRVisitor::visit(op);                                                                        \
+#define TDSL_NOTE(NAME)                                                                            \
+  void visit(const NAME *op) override {                                                            \
+    if (op->type.isVector())                                                                       \
+      types->emplace(vectorTypeName(op->type), op->type);                                          \
+    IRVisitor::visit(op);                                                                          \
   }
-        TDSL_NOTE(Add) TDSL_NOTE(Sub) TDSL_NOTE(Mul) TDSL_NOTE(Div) TDSL_NOTE(Min) TDSL_NOTE(Max)
-        TDSL_NOTE(Neg) TDSL_NOTE(Cast) TDSL_NOTE(BufferLoad) TDSL_NOTE(Broadcast)
+        // clang-format off
+        TDSL_NOTE(Add) TDSL_NOTE(Sub) TDSL_NOTE(Mul) TDSL_NOTE(Div) TDSL_NOTE(Min)
+        TDSL_NOTE(Max) TDSL_NOTE(Neg) TDSL_NOTE(Cast) TDSL_NOTE(BufferLoad) TDSL_NOTE(Broadcast)
+        // clang-format on
 #undef TDSL_NOTE
       } all;
       all.types = &types;
@@ -574,8 +577,8 @@ std::string emitCpp(const Module &module, const CppOptions &options) {
     callees[sources[i].name()] = names[i];
   std::string externs = externDeclarations(module, sources, callees);
   std::ostringstream os;
-  os << "// Generated by tdslc (C++ backend). Do not edit.\n" << kPrelude << vectorTypedefs(lowered)
-     << externs;
+  os << "// Generated by tdslc (C++ backend). Do not edit.\n"
+     << kPrelude << vectorTypedefs(lowered) << externs;
   for (size_t i = 0; i < sources.size(); ++i) {
     os << "\n";
     if (sources[i].as<GraphFunc>()) {

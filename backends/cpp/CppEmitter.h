@@ -49,8 +49,9 @@ std::vector<ir::Func> emittedFunctions(const ir::Module &module, const CppOption
 /// A C++17 translation unit with both entries of every emitted function.
 ///
 /// Requires: a checked, scheduled module.
-/// Guarantees: deterministic text, formatted unless `options.format` is false; compiles warning-free with g++/clang++ -std=c++17 -Wall
-/// -Wextra (and -fopenmp for the pragmas to take effect).
+/// Guarantees: deterministic text, formatted unless `options.format` is false; compiles
+/// warning-free with g++/clang++ -std=c++17 -Wall -Wextra (and -fopenmp for the pragmas to take
+/// effect).
 std::string emitCpp(const ir::Module &module, const CppOptions &options = {});
 
 /// Lowers every emitted function (the --emit=lowered output), calling afterLowerStep.

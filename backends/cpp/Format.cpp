@@ -21,7 +21,8 @@ std::string hidePragmas(const std::string &code) {
   std::string line, out;
   while (std::getline(in, line)) {
     size_t start = line.find_first_not_of(" \t");
-    std::string_view rest = start == std::string::npos ? std::string_view() : std::string_view(line).substr(start);
+    std::string_view rest =
+        start == std::string::npos ? std::string_view() : std::string_view(line).substr(start);
     if (rest.starts_with("#pragma ") && rest.find_first_of("\"\\") == std::string_view::npos)
       out += std::string(kPragmaCall) + "(\"" + std::string(rest.substr(8)) + "\");\n";
     else
@@ -40,16 +41,20 @@ std::string restorePragmas(const std::string &code) {
 } // namespace
 
 std::string formatCpp(const std::string &code, const std::string &fileName) {
-  clang::format::FormatStyle style = clang::format::getLLVMStyle(clang::format::FormatStyle::LK_Cpp);
+  clang::format::FormatStyle style =
+      clang::format::getLLVMStyle(clang::format::FormatStyle::LK_Cpp);
   style.ColumnLimit = 100;
   // The emitter orders its includes itself (dlpack first, then the standard headers), and its
   // messages stay one string each (greppable).
   style.SortIncludes = clang::format::FormatStyle::SI_Never;
   style.BreakStringLiterals = false;
   std::string hidden = hidePragmas(code);
-  std::vector<clang::tooling::Range> ranges{clang::tooling::Range(0, static_cast<unsigned>(hidden.size()))};
-  clang::tooling::Replacements replacements = clang::format::reformat(style, hidden, ranges, fileName);
-  llvm::Expected<std::string> formatted = clang::tooling::applyAllReplacements(hidden, replacements);
+  std::vector<clang::tooling::Range> ranges{
+      clang::tooling::Range(0, static_cast<unsigned>(hidden.size()))};
+  clang::tooling::Replacements replacements =
+      clang::format::reformat(style, hidden, ranges, fileName);
+  llvm::Expected<std::string> formatted =
+      clang::tooling::applyAllReplacements(hidden, replacements);
   if (!formatted) {
     llvm::consumeError(formatted.takeError());
     return code;

@@ -45,17 +45,19 @@ public:
     }
     for (const For *outer : bound_)
       if (outer->threadTag == op->threadTag)
-        diags_.error(at(loopLoc(op)), "\"" + op->threadTag + "\" is bound twice in one loop nest: loop '" +
-                                          op->loopVar.name() + "' inside loop '" +
-                                          outer->loopVar.name() + "'")
+        diags_
+            .error(at(loopLoc(op)),
+                   "\"" + op->threadTag + "\" is bound twice in one loop nest: loop '" +
+                       op->loopVar.name() + "' inside loop '" + outer->loopVar.name() + "'")
             .note(at(loopLoc(outer)), "loop '" + outer->loopVar.name() + "' is bound here");
     // The launch extent is computed on the host: it may not depend on loops of the kernel.
     for (const Var &v : lower::usedVars(op->extent))
       for (const For *l : kernelLoops_)
         if (l->loopVar == v)
-          diags_.error(at(loopLoc(op)), "the extent of loop '" + op->loopVar.name() + "' bound to \"" +
-                                            op->threadTag + "\" depends on loop '" + v.name() +
-                                            "' of the same kernel; the launch needs it on the host");
+          diags_.error(at(loopLoc(op)),
+                       "the extent of loop '" + op->loopVar.name() + "' bound to \"" +
+                           op->threadTag + "\" depends on loop '" + v.name() +
+                           "' of the same kernel; the launch needs it on the host");
     if (lower::isThreadIdxTag(op->threadTag)) {
       anyThreadLoop_ = true;
       if (auto n = asConstInt(op->extent))
@@ -111,12 +113,13 @@ private:
                                              "); the limit is 1024");
     if (anyThreadLoop_)
       for (const Block *b : blocksOutsideThreads_)
-        diags_.error(at(b->loc), "block '" + b->name +
-                                     "' is under no \"threadIdx.*\" loop of its kernel, so every "
-                                     "thread of a block would run it; bind a loop above it to a "
-                                     "threadIdx tag")
-            .note(at(loopLoc(kernel_)), "the kernel's outermost loop '" + kernel_->loopVar.name() +
-                                            "'");
+        diags_
+            .error(at(b->loc), "block '" + b->name +
+                                   "' is under no \"threadIdx.*\" loop of its kernel, so every "
+                                   "thread of a block would run it; bind a loop above it to a "
+                                   "threadIdx tag")
+            .note(at(loopLoc(kernel_)),
+                  "the kernel's outermost loop '" + kernel_->loopVar.name() + "'");
   }
 
   const std::string &func_;
@@ -149,17 +152,18 @@ public:
       parts += (parts.empty() ? "" : ", ") + ("'" + b.name() + "' " + std::to_string(bytes));
     }
     if (total > kMaxSharedBytes && !shared_.empty())
-      diags_.error(at(shared_.front().first->loc),
-                   "the kernel under loop '" + op->loopVar.name() + "' needs " +
-                       std::to_string(total) + " bytes of shared memory (" + parts +
-                       "); the static limit is 49152 (48 KiB)");
+      diags_.error(at(shared_.front().first->loc), "the kernel under loop '" + op->loopVar.name() +
+                                                       "' needs " + std::to_string(total) +
+                                                       " bytes of shared memory (" + parts +
+                                                       "); the static limit is 49152 (48 KiB)");
     kernel_ = nullptr;
   }
   void visit(const Allocate *op) override {
     const Buffer &b = op->buffer;
     if (kernel_ && b.scope() == MemScope::Global)
-      diags_.error(at(b->loc), "buffer '" + b.name() + "' of global scope is allocated inside a "
-                                                       "kernel; allocate it at the function root");
+      diags_.error(at(b->loc), "buffer '" + b.name() +
+                                   "' of global scope is allocated inside a "
+                                   "kernel; allocate it at the function root");
     if (b.scope() != MemScope::Global) {
       auto size = asConstInt(b.shape()[0]);
       if (!kernel_)

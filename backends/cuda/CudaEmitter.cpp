@@ -47,7 +47,8 @@ namespace tdsl_generated {
 inline thread_local char last_error[512];
 } // namespace tdsl_generated
 
-)") + cfamily::preludeFail() +
+)") +
+    cfamily::preludeFail() +
     R"(// A device buffer freed when the entry returns, on every path.
 struct tdsl_device_buffer {
   void *ptr = nullptr;
@@ -72,9 +73,10 @@ template <typename T> [[maybe_unused]] __host__ __device__ static inline T tdsl_
   return static_cast<T>(x);
 }
 
-)" + cfamily::preludeHalfConversions({kHostDevice, "memcpy", "bits << 1 == uint64_t(0x7ff) << 53",
-                                        "  int top = 63;\n  while (!((mag >> top) & 1))\n    --top;\n",
-                                        "top", "ldexpf", "NAN", "INFINITY"}) +
+)" +
+    cfamily::preludeHalfConversions({kHostDevice, "memcpy", "bits << 1 == uint64_t(0x7ff) << 53",
+                                     "  int top = 63;\n  while (!((mag >> top) & 1))\n    --top;\n",
+                                     "top", "ldexpf", "NAN", "INFINITY"}) +
     cfamily::preludeDlpackChecks("[[maybe_unused]] ") +
     R"(// A launch configuration the device accepts (grid.y and grid.z at most 65535, at most 1024
 // threads per block); 0 when some dimension is empty (the kernel has no iteration).
@@ -99,8 +101,8 @@ template <typename T> [[maybe_unused]] __host__ __device__ static inline T tdsl_
 /// Names the CUDA code reserves besides abi::isReservedWord's C and C++ ones.
 bool isCudaReservedWord(const std::string &name) {
   static const std::set<std::string> words = {
-      "kDLCUDA", "threadIdx", "blockIdx",    "blockDim", "gridDim", "dim3",   "warpSize",
-      "cudaError_t", "cudaSuccess", "rsqrt", "sigmoid", "sinf",   "cosf"};
+      "kDLCUDA",     "threadIdx",   "blockIdx", "blockDim", "gridDim", "dim3", "warpSize",
+      "cudaError_t", "cudaSuccess", "rsqrt",    "sigmoid",  "sinf",    "cosf"};
   return words.count(name) != 0;
 }
 
@@ -277,8 +279,9 @@ void FunctionEmitter::collectKernels(const Stmt &s) {
     auto rank = [&](const void *x) {
       return std::find(order.begin(), order.end(), x) - order.begin();
     };
-    std::stable_sort(k.buffers.begin(), k.buffers.end(),
-                     [&](const Buffer &x, const Buffer &y) { return rank(x.get()) < rank(y.get()); });
+    std::stable_sort(k.buffers.begin(), k.buffers.end(), [&](const Buffer &x, const Buffer &y) {
+      return rank(x.get()) < rank(y.get());
+    });
     std::stable_sort(k.scalars.begin(), k.scalars.end(),
                      [&](const Var &x, const Var &y) { return rank(x.get()) < rank(y.get()); });
     for (auto &[tag, extents] : scan.extents)
@@ -446,8 +449,8 @@ void FunctionEmitter::emitLaunch(const Kernel &k) {
     return it == k.launch.end() ? std::string("1") : toString(it->second);
   };
   line("// " + k.name + ": grid (" + show("blockIdx.x") + ", " + show("blockIdx.y") + ", " +
-       show("blockIdx.z") + "), block (" + show("threadIdx.x") + ", " + show("threadIdx.y") +
-       ", " + show("threadIdx.z") + ")");
+       show("blockIdx.z") + "), block (" + show("threadIdx.x") + ", " + show("threadIdx.y") + ", " +
+       show("threadIdx.z") + ")");
   line("const int64_t grid[3] = {" + dim("blockIdx.x") + ", " + dim("blockIdx.y") + ", " +
        dim("blockIdx.z") + "};");
   line("const int64_t block[3] = {" + dim("threadIdx.x") + ", " + dim("threadIdx.y") + ", " +

@@ -47,8 +47,7 @@ std::vector<ir::Func> lowerModule(const ir::Module &module, const CudaOptions &o
 /// at most 48 KiB of static shared memory per kernel; shared and local buffers of constant
 /// size; thread extents that the host can compute; in a kernel with threadIdx loops, no block
 /// outside every threadIdx loop. Returns false after reporting errors.
-bool checkCudaModule(const ir::Module &module, const CudaOptions &options,
-                     DiagnosticEngine &diags);
+bool checkCudaModule(const ir::Module &module, const CudaOptions &options, DiagnosticEngine &diags);
 
 /// The .cu translation unit. Requires: a scheduled module that passed checkCudaModule.
 /// Guarantees: deterministic text; compiles with nvcc -arch=sm_90 (C++17).

@@ -256,8 +256,8 @@ Scalar castScalar(DType to, const Scalar &v) {
   if (to.isBool())
     return Scalar::ofBool(from.isFloat() ? v.f != 0 : v.i != 0);
   if (to.isFloat())
-    return floatScalar(to, from.isFloat() ? runtime::roundToFloat(to, v.f)
-                                          : intToFloat(to, from, v.i));
+    return floatScalar(to,
+                       from.isFloat() ? runtime::roundToFloat(to, v.f) : intToFloat(to, from, v.i));
   if (from.isFloat())
     return intScalar(to, floatToInt(to, v.f));
   return intScalar(to, runtime::normaliseInt(to, static_cast<uint64_t>(v.i)));
@@ -468,8 +468,7 @@ void Interpreter::Impl::bindArgs(Frame &frame, const Signature &sig,
       fail(frame, what + " is a tensor of type " + buffer.dtype().name() + ", got a scalar");
     const Tensor &t = *arg.tensor;
     if (t.dtype != buffer.dtype() || t.shape.size() != buffer.rank())
-      fail(frame, what + " has type " + declaredType(buffer) + ", got " +
-                      t.typeString());
+      fail(frame, what + " has type " + declaredType(buffer) + ", got " + t.typeString());
     for (size_t d = 0; d < buffer.rank(); ++d)
       if (const auto *ref = buffer.shape()[d].as<VarRef>())
         frame.vars.try_emplace(ref->var.get(), Scalar::ofInt(DType::i64(), t.shape[d]));
@@ -515,8 +514,8 @@ std::vector<int64_t> Interpreter::Impl::evalShape(Frame &frame, const Buffer &bu
   for (const Expr &dim : buffer.shape()) {
     int64_t v = evalInt(frame, dim);
     if (v < 0)
-      fail(frame, "buffer " + quoted(buffer.name()) + " has a negative dimension " +
-                      toString(dim) + " = " + std::to_string(v));
+      fail(frame, "buffer " + quoted(buffer.name()) + " has a negative dimension " + toString(dim) +
+                      " = " + std::to_string(v));
     shape.push_back(v);
   }
   return shape;
@@ -647,8 +646,8 @@ void Interpreter::Impl::callExtern(Frame &frame, const ExternFunc &ext, std::vec
     }
   }
   if (!symbol)
-    fail(frame, "extern function " + quoted(ext.name) + " needs the symbol " +
-                    quoted(ext.symbol) + ", which no library given with --load defines");
+    fail(frame, "extern function " + quoted(ext.name) + " needs the symbol " + quoted(ext.symbol) +
+                    ", which no library given with --load defines");
 
   // The raw entry of spec §10: inputs, outputs, then shape variables as int64_t.
   size_t count = args.size() + ext.shapeVars.size();
@@ -676,8 +675,8 @@ void Interpreter::Impl::callExtern(Frame &frame, const ExternFunc &ext, std::vec
   int32_t status = static_cast<int32_t>(result);
   if (status == 0)
     return;
-  std::string message = "extern function " + quoted(ext.name) + " (symbol " +
-                        quoted(ext.symbol) + ") failed with status " + std::to_string(status);
+  std::string message = "extern function " + quoted(ext.name) + " (symbol " + quoted(ext.symbol) +
+                        ") failed with status " + std::to_string(status);
   using LastError = const char *(*)();
   if (auto lastError = reinterpret_cast<LastError>(dlsym(library, "tdsl_last_error")))
     if (const char *text = lastError(); text && *text)
@@ -842,9 +841,8 @@ int64_t Interpreter::Impl::flatIndex(Frame &frame, const Tensor &tensor, const B
     flat = flat * tensor.shape[d] + i;
   }
   if (!inBounds)
-    fail(frame, std::string("out-of-bounds ") + access + " of " + quoted(buffer.name()) +
-                    " at " + shapeString(point) + ": its shape is " +
-                    shapeString(tensor.shape));
+    fail(frame, std::string("out-of-bounds ") + access + " of " + quoted(buffer.name()) + " at " +
+                    shapeString(point) + ": its shape is " + shapeString(tensor.shape));
   return flat;
 }
 
@@ -1018,8 +1016,7 @@ std::optional<std::vector<ParamInfo>> Interpreter::describe(const Func &func, co
   }
 }
 
-bool Interpreter::run(const Func &func, ArgMap &args, const ConstMap &consts,
-                      std::string &error) {
+bool Interpreter::run(const Func &func, ArgMap &args, const ConstMap &consts, std::string &error) {
   Signature sig = signatureOf(func);
   try {
     std::vector<int64_t> constArgs = impl_->resolveConsts(sig, func.name(), consts);

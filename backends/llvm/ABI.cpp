@@ -298,9 +298,7 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
       check(b.CreateOr(unbound, b.CreateICmpEQ(bound, dim)),
             "dimension " + std::to_string(d) + " of argument " + q + " is %lld but " +
                 ref->var.name() + " is %lld",
-            [&] {
-              return std::vector<Value *>{dim, bound};
-            });
+            [&] { return std::vector<Value *>{dim, bound}; });
       b.CreateStore(b.CreateSelect(unbound, dim, bound), slot);
     }
     // Compact: no strides, or row-major ones (a dimension of extent 1 may have any stride).
@@ -338,9 +336,7 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
       check(b.CreateICmpEQ(dim, want),
             "dimension " + std::to_string(d) + " of argument '" + buffer.name() +
                 "' is %lld, expected %lld",
-            [&] {
-              return std::vector<Value *>{dim, want};
-            });
+            [&] { return std::vector<Value *>{dim, want}; });
     }
 
   std::vector<Value *> args;

@@ -1,6 +1,9 @@
-// main.cpp — a program built from TDSL kernels (examples/Makefile, examples/cmake): calls the
+//===- examples/app/main.cpp ------------------------------------------------------------------===//
+//
+// A program built from TDSL kernels (examples/Makefile, examples/cmake): calls the
 // raw entries of layer.tdsl (linear, and ops_relu from the file it imports) and the DLPack
 // entry of saxpy.tdsl, and checks the results against plain C++ loops.
+
 #include "layer.h"
 #include "saxpy.h"
 

@@ -1,11 +1,14 @@
-// run_gemm.cu — runs the GEMM of gemm.tdsl on the GPU: allocates device memory, calls the
+//===- examples/cuda/run_gemm.cu --------------------------------------------------------------===//
+//
+// Runs the GEMM of gemm.tdsl on the GPU: allocates device memory, calls the
 // emitted entry `gemm` (device pointers, spec §10), times it, compares with a CPU reference
 // and, when built with -DTDSL_WITH_CUBLAS (link -lcublas), times cublasSgemm beside it.
 //
-//   tdslc gemm.tdsl --target=cuda --emit=cuda -D M=1024 -D N=1024 -D K=1024 -o gemm.cu
-//   tdslc gemm.tdsl --target=cuda --emit=header -D M=1024 -D N=1024 -D K=1024 -o gemm.h
-//   nvcc -O3 -arch=sm_90 -DTDSL_WITH_CUBLAS run_gemm.cu gemm.cu -lcublas -o run_gemm
-//   ./run_gemm
+// tdslc gemm.tdsl --target=cuda --emit=cuda -D M=1024 -D N=1024 -D K=1024 -o gemm.cu
+// tdslc gemm.tdsl --target=cuda --emit=header -D M=1024 -D N=1024 -D K=1024 -o gemm.h
+// nvcc -O3 -arch=sm_90 -DTDSL_WITH_CUBLAS run_gemm.cu gemm.cu -lcublas -o run_gemm
+// ./run_gemm
+
 #include "gemm.h"
 
 #include <cuda_runtime.h>
@@ -25,7 +28,7 @@ constexpr int kM = 1024, kN = 1024, kK = 1024, kRuns = 20;
   do {                                                                                             \
     cudaError_t e = (call);                                                                        \
     if (e != cudaSuccess) {                                                                        \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e));                             \
+      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e));                              \
       std::exit(1);                                                                                \
     }                                                                                              \
   } while (0)

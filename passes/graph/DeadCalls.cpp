@@ -1,5 +1,8 @@
-// DeadCalls.cpp — graph.dce: pure calls (and reshapes) whose results nothing uses are removed;
+//===- passes/graph/DeadCalls.cpp -------------------------------------------------------------===//
+//
+// graph.dce: pure calls (and reshapes) whose results nothing uses are removed;
 // impure extern calls always stay.
+
 #include "passes/graph/Graph.h"
 
 #include "passes/graph/GraphUtils.h"

@@ -1,6 +1,9 @@
-// FoldConstants.cpp — graph.fold-constants: constant scalar arguments of graph calls are folded
+//===- passes/graph/FoldConstants.cpp ---------------------------------------------------------===//
+//
+// graph.fold-constants: constant scalar arguments of graph calls are folded
 // (float arithmetic in the dtype's IEEE precision, integers by the simplifier) and the shapes of
 // the values graphs define are simplified.
+
 #include "passes/graph/Graph.h"
 
 #include "ir/IRMutator.h"
@@ -26,13 +29,20 @@ protected:
       return e;
     auto apply = [&](auto u, auto v) -> double {
       switch (kind) {
-      case ExprKind::Add: return u + v;
-      case ExprKind::Sub: return u - v;
-      case ExprKind::Mul: return u * v;
-      case ExprKind::Div: return u / v;
-      case ExprKind::Min: return std::fmin(u, v);
-      case ExprKind::Max: return std::fmax(u, v);
-      default: return NAN;
+      case ExprKind::Add:
+        return u + v;
+      case ExprKind::Sub:
+        return u - v;
+      case ExprKind::Mul:
+        return u * v;
+      case ExprKind::Div:
+        return u / v;
+      case ExprKind::Min:
+        return std::fmin(u, v);
+      case ExprKind::Max:
+        return std::fmax(u, v);
+      default:
+        return NAN;
       }
     };
     double r = t == DType::f32() ? apply(static_cast<float>(x->value), static_cast<float>(y->value))
@@ -55,7 +65,8 @@ protected:
   Expr visit(const Neg *op) override {
     Expr e = IRMutator::visit(op);
     if (const auto *n = e.as<Neg>())
-      if (const auto *x = n->a.as<FloatImm>(); x && (e.dtype() == DType::f32() || e.dtype() == DType::f64()))
+      if (const auto *x = n->a.as<FloatImm>();
+          x && (e.dtype() == DType::f32() || e.dtype() == DType::f64()))
         return FloatImm::make(e.dtype(), -x->value, e->loc);
     return e;
   }

@@ -1,6 +1,9 @@
-// Fuse.cpp — graph.fuse: an element-wise callee consuming the single-use output of its producer
+//===- passes/graph/Fuse.cpp ------------------------------------------------------------------===//
+//
+// graph.fuse: an element-wise callee consuming the single-use output of its producer
 // call in the same dataflow block is fused with it into one new PrimFunc (`fused_linear_relu`):
 // the producer's blocks, then the consumer's, the intermediate an internal buffer.
+
 #include "passes/graph/Graph.h"
 
 #include "ir/IRMutator.h"
@@ -274,8 +277,8 @@ std::optional<Fusion> fusePair(const Module &m, const PrimFunc &producer, const 
   }
   for (const std::string &b : consumerBlocks)
     d.consumerBlocks.push_back(b);
-  d.name = detail::freshFuncName(
-      m, "fused_" + shortName(producer.name, derived) + "_" + shortName(consumer.name, derived));
+  d.name = detail::freshFuncName(m, "fused_" + shortName(producer.name, derived) + "_" +
+                                        shortName(consumer.name, derived));
   Func f = PrimFunc::make(d.name, {}, inputs, outputs, shapeVars, allocs,
                           seq({producerBody, consumerBody}), producer.loc);
   return Fusion{f, d};
@@ -331,14 +334,15 @@ std::optional<std::pair<Func, Fusion>> fuseOnce(const Module &m, const GraphFunc
           fused.args.push_back(call->args[a]);
       fused.loc = pcall->loc;
       size_t index = 0;
-      Func out = detail::rewriteBindings(g, [&](const GraphBinding &b) -> std::vector<GraphBinding> {
-        size_t at = index++;
-        if (at == i)
-          return {};
-        if (at == j)
-          return {fused};
-        return {b};
-      });
+      Func out =
+          detail::rewriteBindings(g, [&](const GraphBinding &b) -> std::vector<GraphBinding> {
+            size_t at = index++;
+            if (at == i)
+              return {};
+            if (at == j)
+              return {fused};
+            return {b};
+          });
       return std::make_pair(out, *fusion);
     }
   }

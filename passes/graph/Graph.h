@@ -67,7 +67,8 @@ std::vector<DerivedFunc> fuseElementwise(ir::Module &module, const std::vector<D
 /// next to the producer: reverse_compute_inline where legal, else reverse_compute_at at the
 /// innermost loop of the producer block that the primitive accepts, else left where it is.
 /// Never changes what the function computes (each step is a checked schedule primitive).
-ir::Func placeFusedConsumers(const ir::Func &f, const DerivedFunc &fused, const std::string &target);
+ir::Func placeFusedConsumers(const ir::Func &f, const DerivedFunc &fused,
+                             const std::string &target);
 
 /// graph.plan-memory: records in every graph the MemoryPlan of ir/IR.h (see planGraph).
 void planMemory(ir::Module &module);

@@ -1,4 +1,5 @@
-// GraphUtils.cpp — helpers shared by the graph passes (see GraphUtils.h).
+//===- passes/graph/GraphUtils.cpp - Helpers shared by the graph passes (see GraphUtils.h) ----===//
+
 #include "passes/graph/GraphUtils.h"
 
 #include "passes/Simplify.h"

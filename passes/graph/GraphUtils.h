@@ -1,5 +1,8 @@
-// GraphUtils.h — helpers the graph passes share: walking and rebuilding a graph's bindings,
+//===- passes/graph/GraphUtils.h --------------------------------------------------------------===//
+//
+// Helpers the graph passes share: walking and rebuilding a graph's bindings,
 // renaming buffers, and the shape-variable values a call passes to its callee.
+
 #pragma once
 
 #include "ir/IR.h"
@@ -29,11 +32,13 @@ ir::Func withBody(const ir::GraphFunc &g, std::vector<ir::GraphItem> body);
 
 /// Rewrites each binding of `g`: `fn` returns the bindings that replace it (none removes it).
 /// Dataflow blocks keep their place; an emptied dataflow block stays (with its outputs).
-ir::Func rewriteBindings(const ir::GraphFunc &g,
-                         const std::function<std::vector<ir::GraphBinding>(const ir::GraphBinding &)> &fn);
+ir::Func
+rewriteBindings(const ir::GraphFunc &g,
+                const std::function<std::vector<ir::GraphBinding>(const ir::GraphBinding &)> &fn);
 
 /// Replaces buffers in every argument, reshape source, dataflow output and result of `g`.
-ir::Func renameBuffers(const ir::GraphFunc &g, const std::map<const ir::BufferNode *, ir::Buffer> &map);
+ir::Func renameBuffers(const ir::GraphFunc &g,
+                       const std::map<const ir::BufferNode *, ir::Buffer> &map);
 
 /// The values of `callee`'s shape variables at `call`, in the callee's shapeVars order,
 /// as expressions of the caller's shape variables (from the tensor arguments' shapes).

@@ -1,5 +1,8 @@
-// Instantiate.cpp — graph.instantiate: calls of generic callees with constants (`nn.conv2d<1, 1>`)
+//===- passes/graph/Instantiate.cpp -----------------------------------------------------------===//
+//
+// graph.instantiate: calls of generic callees with constants (`nn.conv2d<1, 1>`)
 // become calls of concrete instances (`nn_conv2d_1_1`), one per distinct constant tuple.
+
 #include "passes/graph/Graph.h"
 
 #include "passes/Instantiate.h"

@@ -1,4 +1,7 @@
-// Passes.cpp — the names of the graph passes, in the order the driver runs them.
+//===- passes/graph/Passes.cpp ----------------------------------------------------------------===//
+//
+// The names of the graph passes, in the order the driver runs them.
+
 #include "passes/graph/Graph.h"
 
 namespace tdsl::graph {

@@ -1,6 +1,9 @@
-// PlanMemory.cpp — graph.plan-memory: every intermediate of a graph gets an offset in one arena;
+//===- passes/graph/PlanMemory.cpp ------------------------------------------------------------===//
+//
+// graph.plan-memory: every intermediate of a graph gets an offset in one arena;
 // values whose lifetimes do not overlap share bytes (first fit over slots, symbolic sizes kept
 // conservative), results are computed in place in the caller's outputs.
+
 #include "passes/graph/Graph.h"
 
 #include "passes/Simplify.h"

@@ -58,9 +58,9 @@ private:
       return f(e.as<Neg>()->a);
     case ExprKind::Not:
       return f(e.as<Not>()->a);
-#define TDSL_BINARY_CHILDREN(NAME)                                                               \
-  case ExprKind::NAME:                                                                           \
-    f(e.as<NAME>()->a);                                                                          \
+#define TDSL_BINARY_CHILDREN(NAME)                                                                 \
+  case ExprKind::NAME:                                                                             \
+    f(e.as<NAME>()->a);                                                                            \
     return f(e.as<NAME>()->b);
       TDSL_FOR_EACH_BINARY_NODE(TDSL_BINARY_CHILDREN)
 #undef TDSL_BINARY_CHILDREN
@@ -148,8 +148,8 @@ private:
     for (auto it = accesses.rbegin(); it != accesses.rend(); ++it) {
       const Access &a = *it;
       for (size_t d = a.indices.size(); d-- > 0;) {
-        Expr index = a.indices[d].dtype() == DType::i64() ? a.indices[d]
-                                                          : cast(DType::i64(), a.indices[d]);
+        Expr index =
+            a.indices[d].dtype() == DType::i64() ? a.indices[d] : cast(DType::i64(), a.indices[d]);
         const Expr &extent = a.buffer.shape()[d];
         if (provenInBounds(index, extent))
           continue;

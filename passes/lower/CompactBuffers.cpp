@@ -30,8 +30,9 @@ protected:
     std::vector<Expr> indices = mutateExprs(op->indices, changed);
     Expr value = mutate(op->value);
     if (!(op->buffer == from_))
-      return changed || !value.sameAs(op->value) ? BufferStore::make(op->buffer, value, indices, op->loc)
-                                                 : Stmt(op);
+      return changed || !value.sameAs(op->value)
+                 ? BufferStore::make(op->buffer, value, indices, op->loc)
+                 : Stmt(op);
     return BufferStore::make(to_, value, rebase(indices), op->loc);
   }
 

@@ -25,7 +25,7 @@ struct Access {
 class CollectAccesses : public AccessVisitor {
 public:
   std::map<const BufferNode *, std::vector<Access>> accesses;
-  std::vector<Buffer> order; ///< Buffers in order of first access.
+  std::vector<Buffer> order;                ///< Buffers in order of first access.
   std::unordered_map<Var, Var> threadAlias; ///< Each threadIdx loop var to one var per tag.
   std::set<const VarNode *> letVars;
 
@@ -251,8 +251,7 @@ Func compactGpuBuffers(const Func &func) {
   collect.visitStmt(op->body);
   std::map<const BufferNode *, Plan> plans;
   for (const Buffer &b : collect.order)
-    if (auto plan = planBuffer(b, collect.accesses[b.get()], collect.threadAlias,
-                                 collect.letVars))
+    if (auto plan = planBuffer(b, collect.accesses[b.get()], collect.threadAlias, collect.letVars))
       plans.emplace(b.get(), std::move(*plan));
   if (plans.empty())
     return func;

@@ -30,7 +30,7 @@ bool sameExpr(const Expr &a, const Expr &b, const std::unordered_map<Var, Var> &
     return sameExpr(a.as<Neg>()->a, b.as<Neg>()->a, alias);
 #define TDSL_SAME_BINARY(NAME)                                                                     \
   case ExprKind::NAME:                                                                             \
-    return sameExpr(a.as<NAME>()->a, b.as<NAME>()->a, alias) &&                                   \
+    return sameExpr(a.as<NAME>()->a, b.as<NAME>()->a, alias) &&                                    \
            sameExpr(a.as<NAME>()->b, b.as<NAME>()->b, alias);
     TDSL_FOR_EACH_BINARY_NODE(TDSL_SAME_BINARY)
 #undef TDSL_SAME_BINARY

@@ -109,9 +109,9 @@ public:
 
 private:
   void step(const Stmt &s, std::vector<SharedAccess> &pending, std::vector<Stmt> &out) {
-    if (auto *op = s.as<For>(); op && containsThreadLoop(op->body) &&
-                                (op->forKind != ForKind::ThreadBinding ||
-                                 !isThreadIdxTag(op->threadTag))) {
+    if (auto *op = s.as<For>();
+        op && containsThreadLoop(op->body) &&
+        (op->forKind != ForKind::ThreadBinding || !isThreadIdxTag(op->threadTag))) {
       out.push_back(loop(op, pending));
       return;
     }

@@ -61,8 +61,8 @@ Func lowerBlocks(const Func &func) {
   Stmt body = BlockLowerer().mutate(op->body);
   for (auto it = op->allocBuffers.rbegin(); it != op->allocBuffers.rend(); ++it)
     body = Allocate::make(*it, body, (*it)->loc);
-  return PrimFunc::make(op->name, op->constVars, op->inputs, op->outputs, op->shapeVars, {},
-                        body, op->loc);
+  return PrimFunc::make(op->name, op->constVars, op->inputs, op->outputs, op->shapeVars, {}, body,
+                        op->loc);
 }
 
 } // namespace tdsl::lower

@@ -121,9 +121,9 @@ Func lowerGraph(const Func &f, const Module &module) {
     if (storage(source).sameAs(outputs[k]))
       continue;
     Var i("i");
-    body.push_back(For::make(i, intImm(0), outputs[k].shape()[0], ForKind::Serial,
-                             BufferStore::make(outputs[k], BufferLoad::make(source, {Expr(i)}),
-                                               {Expr(i)})));
+    body.push_back(
+        For::make(i, intImm(0), outputs[k].shape()[0], ForKind::Serial,
+                  BufferStore::make(outputs[k], BufferLoad::make(source, {Expr(i)}), {Expr(i)})));
   }
   Stmt s = seq(body);
   for (size_t v = views.size(); v-- > 0;)

@@ -118,7 +118,7 @@ private:
 } // namespace
 
 std::optional<std::vector<std::vector<schedule::Interval>>> accessBoxes(const Stmt &s,
-                                                                       const Buffer &buffer) {
+                                                                        const Buffer &buffer) {
   BoxCollector collector(buffer);
   collector.visitStmt(s);
   if (collector.failed)

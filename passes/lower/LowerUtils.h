@@ -44,7 +44,7 @@ std::optional<int64_t> coefficientOf(const ir::Expr &e, const ir::Var &v);
 /// is fixed (`let` names inside `s` are replaced by their values). nullopt when an index
 /// contains a load, or some bound is unknown.
 std::optional<std::vector<std::vector<schedule::Interval>>> accessBoxes(const ir::Stmt &s,
-                                                                       const ir::Buffer &buffer);
+                                                                        const ir::Buffer &buffer);
 
 /// A visitor told of every buffer access: `record(buffer, indices)` for each load and store,
 /// in visiting order (a store's indices before the loads of its value), before the access's

@@ -127,7 +127,8 @@ private:
         }
         // a * v + b <= 0.
         if (*a > 0) {
-          Expr end = simplify(Div::make(schedule::canonical(intImm(0) - b), intImm(*a)) + intImm(1));
+          Expr end =
+              simplify(Div::make(schedule::canonical(intImm(0) - b), intImm(*a)) + intImm(1));
           hi = hi.defined() ? simplify(Min::make(hi, end)) : end;
         } else {
           int64_t c = -*a;
@@ -177,8 +178,8 @@ private:
       Expr extent = simplify(to - from);
       if (auto n = asConstInt(extent); n && *n <= 0)
         return;
-      parts.push_back(For::make(loop->loopVar, from, extent, loop->forKind, body,
-                                loop->threadTag, loop->loc));
+      parts.push_back(
+          For::make(loop->loopVar, from, extent, loop->forKind, body, loop->threadTag, loop->loc));
     };
     part(begin, lo, loop->body);
     part(lo, hi, mainBody);

@@ -69,11 +69,11 @@ Stmt place(const Buffer &b, const Stmt &s, const SourceLoc &loc) {
     if (first == last)
       out.push_back(place(b, items[first], loc));
     else
-      out.push_back(Allocate::make(
-          b,
-          seq(std::vector<Stmt>(items.begin() + static_cast<long>(first),
-                                items.begin() + static_cast<long>(last) + 1)),
-          loc));
+      out.push_back(
+          Allocate::make(b,
+                         seq(std::vector<Stmt>(items.begin() + static_cast<long>(first),
+                                               items.begin() + static_cast<long>(last) + 1)),
+                         loc));
     out.insert(out.end(), items.begin() + static_cast<long>(last) + 1, items.end());
     return SeqStmt::make(std::move(out), s->loc);
   }
@@ -110,8 +110,7 @@ Stmt place(const Buffer &b, const Stmt &s, const SourceLoc &loc) {
     const auto *op = s.as<AssertStmt>();
     if (anyUses({op->condition}, b) || anyUses(op->args, b))
       return wrap();
-    return AssertStmt::make(op->condition, op->message, op->args, place(b, op->body, loc),
-                            op->loc);
+    return AssertStmt::make(op->condition, op->message, op->args, place(b, op->body, loc), op->loc);
   }
   default:
     return wrap();

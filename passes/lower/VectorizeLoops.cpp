@@ -70,13 +70,13 @@ private:
         return Expr();
       return BufferLoad::make(op->buffer, {index}, op->loc);
     }
-#define TDSL_VECTOR_BINARY(NAME)                                                                 \
-  case ExprKind::NAME: {                                                                         \
-    const auto *op = e.as<NAME>();                                                               \
-    Expr a = vec(op->a), b = vec(op->b);                                                         \
-    if (failed)                                                                                  \
-      return Expr();                                                                             \
-    return NAME::make(a, b, op->loc);                                                            \
+#define TDSL_VECTOR_BINARY(NAME)                                                                   \
+  case ExprKind::NAME: {                                                                           \
+    const auto *op = e.as<NAME>();                                                                 \
+    Expr a = vec(op->a), b = vec(op->b);                                                           \
+    if (failed)                                                                                    \
+      return Expr();                                                                               \
+    return NAME::make(a, b, op->loc);                                                              \
   }
       TDSL_VECTOR_BINARY(Add)
       TDSL_VECTOR_BINARY(Sub)
@@ -94,8 +94,8 @@ private:
       if (!vectorElement(op->value.dtype()))
         return failExpr();
       Expr a = vec(op->value);
-      return failed ? Expr() : Cast::make(e.dtype().withLanes(static_cast<uint16_t>(lanes_)), a,
-                                          e->loc);
+      return failed ? Expr()
+                    : Cast::make(e.dtype().withLanes(static_cast<uint16_t>(lanes_)), a, e->loc);
     }
     default:
       return failExpr();

@@ -1,5 +1,8 @@
-// Annotate.cpp — parallel, vectorize, unroll, bind: change a loop's kind after checking that
+//===- passes/schedule/Annotate.cpp -----------------------------------------------------------===//
+//
+// parallel, vectorize, unroll, bind: change a loop's kind after checking that
 // the loop may run that way.
+
 #include "passes/schedule/Primitives.h"
 
 #include "passes/schedule/Dependence.h"
@@ -22,16 +25,17 @@ void checkSpatialOnly(const For *loop, const char *primitive) {
   for (const Block *b : blocksIn(loop->body))
     for (const IterVar &iv : b->iterVars)
       if (iv.kind == IterKind::Reduce && iv.binding.defined() && uses(iv.binding, loop->loopVar))
-        throw ScheduleError(std::string(primitive) + " needs a spatial loop, but loop '" + loop->loopVar.name() +
-                                "' is bound to reduce axis '" + iv.var.name() + "' of block '" + b->name + "'",
+        throw ScheduleError(std::string(primitive) + " needs a spatial loop, but loop '" +
+                                loop->loopVar.name() + "' is bound to reduce axis '" +
+                                iv.var.name() + "' of block '" + b->name + "'",
                             b->loc, "block '" + b->name + "' is here");
 }
 
 const For *constantExtentLoop(ScheduleState &s, const Var &v, const char *primitive) {
   const For *loop = s.loop(v);
   if (!asConstInt(loop->extent))
-    throw ScheduleError(std::string(primitive) + " needs a constant extent, but loop '" + v.name() + "' runs to " +
-                            toString(loop->extent),
+    throw ScheduleError(std::string(primitive) + " needs a constant extent, but loop '" + v.name() +
+                            "' runs to " + toString(loop->extent),
                         v->loc, "loop declared here");
   return loop;
 }
@@ -43,47 +47,56 @@ void parallel(ScheduleState &s, const Var &v) {
   checkSpatialOnly(loop, "parallel");
   // A write also meets itself in another iteration.
   requireIndependentIterations(loop, v, innerLoops(loop), /*allowSameIndexUpdates=*/false);
-  s.replace(loop, For::make(loop->loopVar, loop->min, loop->extent, ForKind::Parallel, loop->body, {}, loop->loc));
+  s.replace(loop, For::make(loop->loopVar, loop->min, loop->extent, ForKind::Parallel, loop->body,
+                            {}, loop->loc));
 }
 
 void vectorize(ScheduleState &s, const Var &v) {
   const For *loop = constantExtentLoop(s, v, "vectorize");
   checkSpatialOnly(loop, "vectorize");
-  s.replace(loop, For::make(loop->loopVar, loop->min, loop->extent, ForKind::Vectorized, loop->body, {}, loop->loc));
+  s.replace(loop, For::make(loop->loopVar, loop->min, loop->extent, ForKind::Vectorized, loop->body,
+                            {}, loop->loc));
 }
 
 void unroll(ScheduleState &s, const Var &v) {
   const For *loop = constantExtentLoop(s, v, "unroll");
-  s.replace(loop, For::make(loop->loopVar, loop->min, loop->extent, ForKind::Unrolled, loop->body, {}, loop->loc));
+  s.replace(loop, For::make(loop->loopVar, loop->min, loop->extent, ForKind::Unrolled, loop->body,
+                            {}, loop->loc));
 }
 
 void bind(ScheduleState &s, const Var &v, const std::string &tag) {
   if (s.target() != "cuda")
     throw ScheduleError("bind applies to the cuda target only; use 'schedule " + s.prim().name +
                         " for cuda' and --target=cuda");
-  static const std::set<std::string> tags = {"blockIdx.x", "blockIdx.y", "blockIdx.z",
+  static const std::set<std::string> tags = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
                                              "threadIdx.x", "threadIdx.y", "threadIdx.z"};
-  if (!tags.count(tag)) throw ScheduleError("unknown thread tag \"" + tag + "\"; expected blockIdx.x|y|z or threadIdx.x|y|z");
+  if (!tags.count(tag))
+    throw ScheduleError("unknown thread tag \"" + tag +
+                        "\"; expected blockIdx.x|y|z or threadIdx.x|y|z");
   const For *loop = s.loop(v);
   checkSpatialOnly(loop, "bind");
   for (const For *a : s.loopsAbove(loop))
     if (a->forKind == ForKind::ThreadBinding && a->threadTag == tag)
-      throw ScheduleError("\"" + tag + "\" is already bound to loop '" + a->loopVar.name() + "' in this nest",
+      throw ScheduleError("\"" + tag + "\" is already bound to loop '" + a->loopVar.name() +
+                              "' in this nest",
                           a->loopVar->loc, "bound here");
   struct Inner : IRVisitor {
     const std::string &tag;
     const For *found = nullptr;
     explicit Inner(const std::string &t) : tag(t) {}
     void visit(const For *op) override {
-      if (op->forKind == ForKind::ThreadBinding && op->threadTag == tag && !found) found = op;
+      if (op->forKind == ForKind::ThreadBinding && op->threadTag == tag && !found)
+        found = op;
       IRVisitor::visit(op);
     }
   } inner(tag);
   inner.visitStmt(loop->body);
   if (inner.found)
-    throw ScheduleError("\"" + tag + "\" is already bound to loop '" + inner.found->loopVar.name() + "' in this nest",
+    throw ScheduleError("\"" + tag + "\" is already bound to loop '" + inner.found->loopVar.name() +
+                            "' in this nest",
                         inner.found->loopVar->loc, "bound here");
-  s.replace(loop, For::make(loop->loopVar, loop->min, loop->extent, ForKind::ThreadBinding, loop->body, tag, loop->loc));
+  s.replace(loop, For::make(loop->loopVar, loop->min, loop->extent, ForKind::ThreadBinding,
+                            loop->body, tag, loop->loc));
 }
 
 } // namespace tdsl::schedule

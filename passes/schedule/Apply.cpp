@@ -1,3 +1,7 @@
+//===- passes/schedule/Apply.cpp --------------------------------------------------------------===//
+//
+// Implementation of passes/schedule/Apply.h.
+
 #include "passes/schedule/Apply.h"
 
 #include "passes/schedule/Primitives.h"
@@ -25,13 +29,15 @@ struct ArgError {
 
 class CallContext {
 public:
-  CallContext(const ScheduleCall &call, ScheduleState &state, std::map<std::string, Handle> &handles)
+  CallContext(const ScheduleCall &call, ScheduleState &state,
+              std::map<std::string, Handle> &handles)
       : call_(call), state_(state), handles_(handles) {}
 
   void arity(size_t n) const {
     if (call_.args.size() != n)
-      throw ArgError{call_.loc, "'" + call_.primitive + "' takes " + std::to_string(n) + " argument" +
-                                    (n == 1 ? "" : "s") + ", got " + std::to_string(call_.args.size())};
+      throw ArgError{call_.loc, "'" + call_.primitive + "' takes " + std::to_string(n) +
+                                    " argument" + (n == 1 ? "" : "s") + ", got " +
+                                    std::to_string(call_.args.size())};
   }
   const ScheduleArg &arg(size_t i) const { return call_.args.at(i); }
 
@@ -39,50 +45,64 @@ public:
     if (a.kind == ScheduleArg::Kind::Name) {
       auto it = handles_.find(a.name);
       if (it != handles_.end()) {
-        if (auto *v = std::get_if<Var>(&it->second)) return *v;
-        throw ArgError{a.loc, "'" + a.name + "' is a block handle; '" + call_.primitive + "' expects a loop here"};
+        if (auto *v = std::get_if<Var>(&it->second))
+          return *v;
+        throw ArgError{a.loc, "'" + a.name + "' is a block handle; '" + call_.primitive +
+                                  "' expects a loop here"};
       }
-      throw ArgError{a.loc, "unknown loop handle '" + a.name + "'; bind loops first, e.g. i, j = loops(BLOCK)"};
+      throw ArgError{a.loc, "unknown loop handle '" + a.name +
+                                "'; bind loops first, e.g. i, j = loops(BLOCK)"};
     }
     throw ArgError{a.loc, "'" + call_.primitive + "' expects a loop handle here"};
   }
 
   std::string block(const ScheduleArg &a) const {
-    if (a.kind != ScheduleArg::Kind::Name) throw ArgError{a.loc, "'" + call_.primitive + "' expects a block here"};
+    if (a.kind != ScheduleArg::Kind::Name)
+      throw ArgError{a.loc, "'" + call_.primitive + "' expects a block here"};
     auto it = handles_.find(a.name);
     if (it != handles_.end()) {
-      if (auto *b = std::get_if<std::string>(&it->second)) return *b;
-      throw ArgError{a.loc, "'" + a.name + "' is a loop handle; '" + call_.primitive + "' expects a block here"};
+      if (auto *b = std::get_if<std::string>(&it->second))
+        return *b;
+      throw ArgError{a.loc, "'" + a.name + "' is a loop handle; '" + call_.primitive +
+                                "' expects a block here"};
     }
     for (const Block *b : state_.blocks())
-      if (b->name == a.name) return a.name;
+      if (b->name == a.name)
+        return a.name;
     throw ArgError{a.loc, "no block named '" + a.name + "' in '" + state_.prim().name + "'"};
   }
 
   int64_t integer(const ScheduleArg &a) const {
-    if (a.kind != ScheduleArg::Kind::Int) throw ArgError{a.loc, "'" + call_.primitive + "' expects an integer here"};
+    if (a.kind != ScheduleArg::Kind::Int)
+      throw ArgError{a.loc, "'" + call_.primitive + "' expects an integer here"};
     return a.value;
   }
 
   std::string string(const ScheduleArg &a) const {
-    if (a.kind != ScheduleArg::Kind::String) throw ArgError{a.loc, "'" + call_.primitive + "' expects a string here"};
+    if (a.kind != ScheduleArg::Kind::String)
+      throw ArgError{a.loc, "'" + call_.primitive + "' expects a string here"};
     return a.name;
   }
 
   /// A buffer of the function, by name: an input, an output or an allocation (at the root or in
   /// a block).
   Buffer buffer(const ScheduleArg &a) const {
-    if (a.kind != ScheduleArg::Kind::Name) throw ArgError{a.loc, "'" + call_.primitive + "' expects a buffer name here"};
+    if (a.kind != ScheduleArg::Kind::Name)
+      throw ArgError{a.loc, "'" + call_.primitive + "' expects a buffer name here"};
     const PrimFunc &f = state_.prim();
     for (const FuncParam &p : f.inputs)
-      if (p.isTensor() && p.buffer.name() == a.name) return p.buffer;
+      if (p.isTensor() && p.buffer.name() == a.name)
+        return p.buffer;
     for (const Buffer &b : f.outputs)
-      if (b.name() == a.name) return b;
+      if (b.name() == a.name)
+        return b;
     for (const Buffer &b : f.allocBuffers)
-      if (b.name() == a.name) return b;
+      if (b.name() == a.name)
+        return b;
     for (const Block *blk : state_.blocks())
       for (const Buffer &b : blk->allocBuffers)
-        if (b.name() == a.name) return b;
+        if (b.name() == a.name)
+          return b;
     throw ArgError{a.loc, "no buffer named '" + a.name + "' in '" + f.name + "'"};
   }
 
@@ -90,37 +110,47 @@ public:
   MemScope scope(const ScheduleArg &a) const {
     std::string name = string(a);
     std::optional<MemScope> sc = parseScope(name);
-    if (!sc) throw ArgError{a.loc, "unknown memory scope \"" + name + "\"; expected \"global\", \"shared\" or \"local\""};
+    if (!sc)
+      throw ArgError{a.loc, "unknown memory scope \"" + name +
+                                "\"; expected \"global\", \"shared\" or \"local\""};
     if (*sc == MemScope::Shared && state_.target() != "cuda")
       throw ArgError{a.loc, "scope \"shared\" exists on the cuda target only"};
     return *sc;
   }
 
   std::vector<std::optional<int64_t>> factors(const ScheduleArg &a) const {
-    if (a.kind != ScheduleArg::Kind::List) throw ArgError{a.loc, "'" + call_.primitive + "' expects a list of factors, e.g. [_, 4]"};
+    if (a.kind != ScheduleArg::Kind::List)
+      throw ArgError{a.loc, "'" + call_.primitive + "' expects a list of factors, e.g. [_, 4]"};
     std::vector<std::optional<int64_t>> out;
     for (const ScheduleArg &item : a.items) {
-      if (item.kind == ScheduleArg::Kind::Placeholder) out.push_back(std::nullopt);
-      else out.push_back(integer(item));
+      if (item.kind == ScheduleArg::Kind::Placeholder)
+        out.push_back(std::nullopt);
+      else
+        out.push_back(integer(item));
     }
     return out;
   }
 
   std::vector<Var> loops(size_t from) const {
     std::vector<Var> out;
-    for (size_t i = from; i < call_.args.size(); ++i) out.push_back(loop(call_.args[i]));
+    for (size_t i = from; i < call_.args.size(); ++i)
+      out.push_back(loop(call_.args[i]));
     return out;
   }
 
   /// Binds the returned handles to the names on the left of `=`.
   void bind(const std::vector<Handle> &results) const {
-    if (call_.results.empty()) return;
+    if (call_.results.empty())
+      return;
     if (call_.results.size() != results.size())
-      throw ArgError{call_.loc, "'" + call_.primitive + "' returns " + std::to_string(results.size()) + " handle" +
-                                    (results.size() == 1 ? "" : "s") + ", but " + std::to_string(call_.results.size()) +
-                                    (call_.results.size() == 1 ? " name is" : " names are") + " bound"};
+      throw ArgError{call_.loc,
+                     "'" + call_.primitive + "' returns " + std::to_string(results.size()) +
+                         " handle" + (results.size() == 1 ? "" : "s") + ", but " +
+                         std::to_string(call_.results.size()) +
+                         (call_.results.size() == 1 ? " name is" : " names are") + " bound"};
     for (size_t i = 0; i < results.size(); ++i)
-      if (call_.results[i] != "_") handles_[call_.results[i]] = results[i];
+      if (call_.results[i] != "_")
+        handles_[call_.results[i]] = results[i];
   }
 
 private:
@@ -129,110 +159,136 @@ private:
   std::map<std::string, Handle> &handles_;
 };
 
-std::vector<Handle> loopsToHandles(const std::vector<Var> &vars) { return {vars.begin(), vars.end()}; }
+std::vector<Handle> loopsToHandles(const std::vector<Var> &vars) {
+  return {vars.begin(), vars.end()};
+}
 
 using Primitive = std::function<void(CallContext &, ScheduleState &)>;
 
 const std::vector<std::pair<std::string, Primitive>> &primitives() {
   static const std::vector<std::pair<std::string, Primitive>> table = {
-      {"loops", [](CallContext &c, ScheduleState &s) {
+      {"loops",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(1);
          c.bind(loopsToHandles(schedule::getLoops(s, c.block(c.arg(0)))));
        }},
-      {"split", [](CallContext &c, ScheduleState &s) {
+      {"split",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(2);
          c.bind(loopsToHandles(schedule::split(s, c.loop(c.arg(0)), c.factors(c.arg(1)))));
        }},
       {"fuse", [](CallContext &c, ScheduleState &s) { c.bind({schedule::fuse(s, c.loops(0))}); }},
-      {"reorder", [](CallContext &c, ScheduleState &s) {
+      {"reorder",
+       [](CallContext &c, ScheduleState &s) {
          schedule::reorder(s, c.loops(0));
          c.bind({});
        }},
-      {"tile", [](CallContext &c, ScheduleState &s) {
+      {"tile",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(3);
          std::vector<std::optional<int64_t>> f = c.factors(c.arg(2));
          if (f.size() != 2 || !f[0] || !f[1])
            throw ArgError{c.arg(2).loc, "'tile' expects two integer factors, e.g. [32, 32]"};
-         c.bind(loopsToHandles(schedule::tile(s, c.loop(c.arg(0)), c.loop(c.arg(1)), *f[0], *f[1])));
+         c.bind(
+             loopsToHandles(schedule::tile(s, c.loop(c.arg(0)), c.loop(c.arg(1)), *f[0], *f[1])));
        }},
-      {"parallel", [](CallContext &c, ScheduleState &s) {
+      {"parallel",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(1);
          schedule::parallel(s, c.loop(c.arg(0)));
          c.bind({});
        }},
-      {"vectorize", [](CallContext &c, ScheduleState &s) {
+      {"vectorize",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(1);
          schedule::vectorize(s, c.loop(c.arg(0)));
          c.bind({});
        }},
-      {"unroll", [](CallContext &c, ScheduleState &s) {
+      {"unroll",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(1);
          schedule::unroll(s, c.loop(c.arg(0)));
          c.bind({});
        }},
-      {"bind", [](CallContext &c, ScheduleState &s) {
+      {"bind",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(2);
          schedule::bind(s, c.loop(c.arg(0)), c.string(c.arg(1)));
          c.bind({});
        }},
-      {"compute_at", [](CallContext &c, ScheduleState &s) {
+      {"compute_at",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(2);
          schedule::computeAt(s, c.block(c.arg(0)), c.loop(c.arg(1)));
          c.bind({});
        }},
-      {"reverse_compute_at", [](CallContext &c, ScheduleState &s) {
+      {"reverse_compute_at",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(2);
          schedule::reverseComputeAt(s, c.block(c.arg(0)), c.loop(c.arg(1)));
          c.bind({});
        }},
-      {"compute_inline", [](CallContext &c, ScheduleState &s) {
+      {"compute_inline",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(1);
          schedule::computeInline(s, c.block(c.arg(0)));
          c.bind({});
        }},
-      {"reverse_compute_inline", [](CallContext &c, ScheduleState &s) {
+      {"reverse_compute_inline",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(1);
          schedule::reverseComputeInline(s, c.block(c.arg(0)));
          c.bind({});
        }},
-      {"cache_read", [](CallContext &c, ScheduleState &s) {
+      {"cache_read",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(3);
          std::string block = c.block(c.arg(0));
          c.bind({schedule::cacheRead(s, block, c.buffer(c.arg(1)), c.scope(c.arg(2)))});
        }},
-      {"cache_write", [](CallContext &c, ScheduleState &s) {
+      {"cache_write",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(3);
          std::string block = c.block(c.arg(0));
          c.bind({schedule::cacheWrite(s, block, c.buffer(c.arg(1)), c.scope(c.arg(2)))});
        }},
-      {"decompose_reduction", [](CallContext &c, ScheduleState &s) {
+      {"decompose_reduction",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(2);
          c.bind({schedule::decomposeReduction(s, c.block(c.arg(0)), c.loop(c.arg(1)))});
        }},
-      {"rfactor", [](CallContext &c, ScheduleState &s) {
+      {"rfactor",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(2);
          c.bind({schedule::rfactor(s, c.loop(c.arg(0)), c.integer(c.arg(1)))});
        }},
-      {"set_scope", [](CallContext &c, ScheduleState &s) {
+      {"set_scope",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(3);
          schedule::setScope(s, c.block(c.arg(0)), c.buffer(c.arg(1)), c.scope(c.arg(2)));
          c.bind({});
        }},
-      {"storage_align", [](CallContext &c, ScheduleState &s) {
+      {"storage_align",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(5);
-         schedule::storageAlign(s, c.block(c.arg(0)), c.buffer(c.arg(1)), c.integer(c.arg(2)), c.integer(c.arg(3)),
-                                c.integer(c.arg(4)));
+         schedule::storageAlign(s, c.block(c.arg(0)), c.buffer(c.arg(1)), c.integer(c.arg(2)),
+                                c.integer(c.arg(3)), c.integer(c.arg(4)));
          c.bind({});
        }},
-      {"transform_layout", [](CallContext &c, ScheduleState &s) {
+      {"transform_layout",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(3);
          const ScheduleArg &map = c.arg(2);
          if (map.kind != ScheduleArg::Kind::Lambda)
-           throw ArgError{map.loc, "'transform_layout' expects a layout map, e.g. (i, j) => (i / 16, j, i % 16)"};
-         schedule::transformLayout(s, c.block(c.arg(0)), c.buffer(c.arg(1)), map.lambdaParams, map.lambdaResults);
+           throw ArgError{
+               map.loc,
+               "'transform_layout' expects a layout map, e.g. (i, j) => (i / 16, j, i % 16)"};
+         schedule::transformLayout(s, c.block(c.arg(0)), c.buffer(c.arg(1)), map.lambdaParams,
+                                   map.lambdaResults);
          c.bind({});
        }},
-      {"blockize", [](CallContext &c, ScheduleState &s) {
+      {"blockize",
+       [](CallContext &c, ScheduleState &s) {
          c.arity(1);
          c.bind({schedule::blockize(s, c.loop(c.arg(0)))});
        }},
@@ -245,25 +301,29 @@ const std::vector<std::pair<std::string, Primitive>> &primitives() {
 const std::vector<std::string> &schedulePrimitiveNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
-    for (auto &[name, fn] : primitives()) out.push_back(name);
+    for (auto &[name, fn] : primitives())
+      out.push_back(name);
     return out;
   }();
   return names;
 }
 
-bool applySchedules(Module &module, const std::vector<ScheduleScript> &scripts, const std::string &target,
-                    DiagnosticEngine &diags, const ScheduleStepCallback &onStep) {
+bool applySchedules(Module &module, const std::vector<ScheduleScript> &scripts,
+                    const std::string &target, DiagnosticEngine &diags,
+                    const ScheduleStepCallback &onStep) {
   bool ok = true;
   for (const ScheduleScript &script : scripts) {
     Func f = module.lookup(script.func);
-    if (!f.defined() || !f.as<PrimFunc>()) continue; // reported by name resolution
+    if (!f.defined() || !f.as<PrimFunc>())
+      continue; // reported by name resolution
     ScheduleState state(f, target);
     std::map<std::string, Handle> handles;
     bool scriptOk = true;
     for (const ScheduleCall &call : script.calls) {
       const Primitive *prim = nullptr;
       for (auto &[name, fn] : primitives())
-        if (name == call.primitive) prim = &fn;
+        if (name == call.primitive)
+          prim = &fn;
       if (!prim) {
         diags.error(SourceRange(call.loc), "unknown schedule primitive '" + call.primitive + "'");
         scriptOk = false;
@@ -273,8 +333,10 @@ bool applySchedules(Module &module, const std::vector<ScheduleScript> &scripts, 
         CallContext c(call, state, handles);
         (*prim)(c, state);
       } catch (const ScheduleError &e) {
-        Diagnostic &d = diags.error(SourceRange(call.loc), "cannot apply '" + call.primitive + "': " + e.what());
-        if (e.noteAt.valid() && !e.note.empty()) d.note(SourceRange(e.noteAt), e.note);
+        Diagnostic &d = diags.error(SourceRange(call.loc),
+                                    "cannot apply '" + call.primitive + "': " + e.what());
+        if (e.noteAt.valid() && !e.note.empty())
+          d.note(SourceRange(e.noteAt), e.note);
         scriptOk = false;
         break;
       } catch (const ArgError &e) {
@@ -282,7 +344,8 @@ bool applySchedules(Module &module, const std::vector<ScheduleScript> &scripts, 
         scriptOk = false;
         break;
       }
-      if (onStep) onStep("schedule." + call.primitive, state.func());
+      if (onStep)
+        onStep("schedule." + call.primitive, state.func());
     }
     if (!scriptOk) {
       ok = false;

@@ -1,6 +1,9 @@
-// Apply.h — runs schedule scripts: resolves each call's arguments (handles bound earlier,
+//===- passes/schedule/Apply.h ----------------------------------------------------------------===//
+//
+// Runs schedule scripts: resolves each call's arguments (handles bound earlier,
 // block and buffer names), runs the primitive, binds the handles it returns, and reports a
 // refusal at the call with a note at the loop or block concerned.
+
 #pragma once
 
 #include "ir/IR.h"

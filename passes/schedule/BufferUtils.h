@@ -1,7 +1,10 @@
-// BufferUtils.h — helpers shared by the buffer primitives (cache_read, cache_write,
+//===- passes/schedule/BufferUtils.h ----------------------------------------------------------===//
+//
+// Helpers shared by the buffer primitives (cache_read, cache_write,
 // decompose_reduction, rfactor, set_scope, storage_align, transform_layout): who reads and
 // writes a buffer, buffer substitution over a function, inserting a statement next to
 // another, and the region of a buffer that a set of accesses touches while some loops run.
+
 #pragma once
 
 #include "passes/schedule/State.h"
@@ -54,8 +57,8 @@ struct BufferSpec {
   std::vector<ir::StorageAlign> align;
   SourceLoc loc;
   explicit BufferSpec(const ir::Buffer &b)
-      : name(b.name()), dtype(b.dtype()), shape(b.shape()), role(b.role()), scope(b.scope()), align(b->align),
-        loc(b->loc) {}
+      : name(b.name()), dtype(b.dtype()), shape(b.shape()), role(b.role()), scope(b.scope()),
+        align(b->align), loc(b->loc) {}
   ir::Buffer make() const { return ir::Buffer(name, dtype, shape, role, scope, align, loc); }
 };
 
@@ -63,7 +66,8 @@ struct BufferSpec {
 /// stores and block allocations.
 void replaceBuffer(ScheduleState &s, const ir::Buffer &old, const ir::Buffer &replacement);
 /// `stmt` with every use of `old` replaced by `replacement`.
-ir::Stmt replaceBufferIn(const ir::Stmt &stmt, const ir::Buffer &old, const ir::Buffer &replacement);
+ir::Stmt replaceBufferIn(const ir::Stmt &stmt, const ir::Buffer &old,
+                         const ir::Buffer &replacement);
 /// A new allocation `<buffer>_<scope>` (made unique) of `buffer`'s dtype and shape, the cache
 /// that cache_read and cache_write create.
 ir::Buffer makeCacheBuffer(const ScheduleState &s, const ir::Buffer &buffer, ir::MemScope scope);
@@ -91,7 +95,8 @@ struct StagePoint {
   const ir::StmtNode *anchor = nullptr;
   std::vector<const ir::For *> outer, inner;
 };
-StagePoint stageBetween(const ScheduleState &s, const ir::Block *producer, const ir::Block *consumer);
+StagePoint stageBetween(const ScheduleState &s, const ir::Block *producer,
+                        const ir::Block *consumer);
 
 // ---------------------------------------------------------------------------------------------
 // Regions
@@ -111,12 +116,13 @@ std::vector<ir::Var> varsInScope(const ScheduleState &s, const std::vector<const
 
 /// The region that `indices` (each a list of per-dimension indices in loop variables) cover
 /// while the loops `relaxed` run over their ranges, clamped to `buffer`'s shape; the result
-/// uses only the variables in scope under the loops `outer`. A dimension the analysis cannot bound (a data-dependent
-/// index, a non-affine form over a symbolic range, a variable not in scope such as a `let`)
-/// covers the whole dimension.
+/// uses only the variables in scope under the loops `outer`. A dimension the analysis cannot bound
+/// (a data-dependent index, a non-affine form over a symbolic range, a variable not in scope such
+/// as a `let`) covers the whole dimension.
 Region relaxRegion(const ScheduleState &s, const ir::Buffer &buffer,
                    const std::vector<std::vector<ir::Expr>> &indices,
-                   const std::vector<const ir::For *> &relaxed, const std::vector<const ir::For *> &outer);
+                   const std::vector<const ir::For *> &relaxed,
+                   const std::vector<const ir::For *> &outer);
 
 /// The range [min, min + extent) of `e` while each variable of `ranges` runs from 0 to its
 /// extent (other variables: the function's shape variables and constants), when `e` is affine

@@ -1,4 +1,7 @@
-// CacheRead.cpp — cache_read(block, buffer, scope): `block` reads a copy of `buffer` in `scope`.
+//===- passes/schedule/CacheRead.cpp ----------------------------------------------------------===//
+//
+// cache_read(block, buffer, scope): `block` reads a copy of `buffer` in `scope`.
+
 #include "passes/schedule/Primitives.h"
 
 #include "ir/IRMutator.h"
@@ -19,19 +22,21 @@ using namespace ir;
 /// becomes
 ///   alloc A_local: f32[128, 128] scope(local);
 ///   for ax0 in 0..128 { for ax1 in 0..128 {
-///     block A_local(v0: spatial 128 = ax0, v1: spatial 128 = ax1) { A_local[v0, v1] = A[v0, v1]; } } }
+///     block A_local(v0: spatial 128 = ax0, v1: spatial 128 = ax1) { A_local[v0, v1] = A[v0, v1]; }
+///     } }
 ///   for i in 0..128 { for j in 0..128 {
 ///     block B(vi: spatial 128 = i, vj: spatial 128 = j) { B[vi, vj] = A_local[vi, vj] * 2.0; } } }
 ///
 /// Refused when B does not read A, or writes A too (the copy would go stale).
-std::string cacheRead(ScheduleState &s, const std::string &blockName, const Buffer &buffer, MemScope scope) {
+std::string cacheRead(ScheduleState &s, const std::string &blockName, const Buffer &buffer,
+                      MemScope scope) {
   requireNoNestedBlocks(s, "cache_read");
   // Step 1: check.
   const Block *block = s.block(blockName);
   std::vector<BufferAccess> accesses = accessesOf(block, buffer);
   if (!blockReads(block, buffer))
-    throw ScheduleError("block '" + blockName + "' does not read '" + buffer.name() + "'", block->loc,
-                        "block '" + blockName + "' is here");
+    throw ScheduleError("block '" + blockName + "' does not read '" + buffer.name() + "'",
+                        block->loc, "block '" + blockName + "' is here");
   if (blockWrites(block, buffer))
     throw ScheduleError("block '" + blockName + "' writes '" + buffer.name() +
                             "' as well as reading it; a cached copy would not see its writes",
@@ -40,8 +45,10 @@ std::string cacheRead(ScheduleState &s, const std::string &blockName, const Buff
   // Step 2: where the copy goes, and what it copies.
   const Block *lastWriter = nullptr;
   for (const Block *b : s.blocks()) {
-    if (b == block) break;
-    if (blockWrites(b, buffer)) lastWriter = b;
+    if (b == block)
+      break;
+    if (blockWrites(b, buffer))
+      lastWriter = b;
   }
   std::vector<const For *> above = s.loopsAbove(block);
   StagePoint at;
@@ -56,7 +63,8 @@ std::string cacheRead(ScheduleState &s, const std::string &blockName, const Buff
   std::vector<std::vector<Expr>> reads;
   for (const BufferAccess &a : accesses) {
     std::vector<Expr> idx;
-    for (const Expr &e : a.indices) idx.push_back(bindAxes(block, e));
+    for (const Expr &e : a.indices)
+      idx.push_back(bindAxes(block, e));
     reads.push_back(idx);
   }
   Region region = relaxRegion(s, buffer, reads, at.inner, at.outer);

@@ -1,4 +1,7 @@
-// CacheWrite.cpp — cache_write(block, buffer, scope): `block` writes a cache, copied back after.
+//===- passes/schedule/CacheWrite.cpp ---------------------------------------------------------===//
+//
+// cache_write(block, buffer, scope): `block` writes a cache, copied back after.
+
 #include "passes/schedule/Primitives.h"
 
 #include "ir/IRMutator.h"
@@ -22,21 +25,24 @@ using namespace ir;
 ///   for i in 0..128 { for j in 0..128 {
 ///     block B(vi: spatial 128 = i, vj: spatial 128 = j) { B_local[vi, vj] = A[vi, vj] * 2.0; } } }
 ///   for ax0 in 0..128 { for ax1 in 0..128 {
-///     block B_local(v0: spatial 128 = ax0, v1: spatial 128 = ax1) { B[v0, v1] = B_local[v0, v1]; } } }
+///     block B_local(v0: spatial 128 = ax0, v1: spatial 128 = ax1) { B[v0, v1] = B_local[v0, v1]; }
+///     } }
 ///   for i in 0..128 { … block C(…) { C[vi, vj] = B[vi, vj] + 1.0; } … }
 ///
 /// Refused when B does not write the buffer, or another block writes it too (the copy back
 /// would overwrite or miss that block's values).
-std::string cacheWrite(ScheduleState &s, const std::string &blockName, const Buffer &buffer, MemScope scope) {
+std::string cacheWrite(ScheduleState &s, const std::string &blockName, const Buffer &buffer,
+                       MemScope scope) {
   requireNoNestedBlocks(s, "cache_write");
   // Step 1: check.
   const Block *block = s.block(blockName);
   requireWrites(block, buffer);
   for (const Block *other : writersOf(s, buffer))
     if (other != block)
-      throw ScheduleError("'" + buffer.name() + "' is written by more than one block: '" + blockName + "' and '" +
-                              other->name + "'",
-                          other->loc, "block '" + other->name + "' also writes '" + buffer.name() + "'");
+      throw ScheduleError("'" + buffer.name() + "' is written by more than one block: '" +
+                              blockName + "' and '" + other->name + "'",
+                          other->loc,
+                          "block '" + other->name + "' also writes '" + buffer.name() + "'");
 
   // Step 2: where the copy back goes, and what it copies.
   const Block *consumer = nullptr;
@@ -67,9 +73,11 @@ std::string cacheWrite(ScheduleState &s, const std::string &blockName, const Buf
   }
   std::vector<std::vector<Expr>> writes;
   for (const BufferAccess &a : accessesOf(block, buffer)) {
-    if (!a.write) continue;
+    if (!a.write)
+      continue;
     std::vector<Expr> idx;
-    for (const Expr &e : a.indices) idx.push_back(bindAxes(block, e));
+    for (const Expr &e : a.indices)
+      idx.push_back(bindAxes(block, e));
     writes.push_back(idx);
   }
   Region region = relaxRegion(s, buffer, writes, inner, outer);
@@ -81,8 +89,10 @@ std::string cacheWrite(ScheduleState &s, const std::string &blockName, const Buf
   Stmt newBlock = replaceBufferIn(Stmt(block), buffer, cache);
 
   // Step 4: replace.
-  if (consumer) insertBefore(s, anchor, copy);
-  else insertAfter(s, anchor, copy);
+  if (consumer)
+    insertBefore(s, anchor, copy);
+  else
+    insertAfter(s, anchor, copy);
   s.replace(block, newBlock);
   addRootAlloc(s, cache);
   return copyName;

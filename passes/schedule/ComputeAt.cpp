@@ -1,5 +1,8 @@
-// ComputeAt.cpp — compute_at(block, loop): move a producer under a loop of its consumers,
+//===- passes/schedule/ComputeAt.cpp ----------------------------------------------------------===//
+//
+// compute_at(block, loop): move a producer under a loop of its consumers,
 // computing only the region they need there (TVM's tir.Schedule.compute_at).
+
 #include "passes/schedule/Primitives.h"
 
 #include "passes/schedule/Regions.h"
@@ -12,8 +15,8 @@ namespace tdsl::schedule {
 using namespace ir;
 
 /// compute_at(B, j0) — before:
-///   for i in 0..128 { for j in 0..128 { block B(vi = i, vj = j) { B[vi, vj] = A[vi, vj] * 2.0; } } }
-///   for i in 0..128 { for j0 in 0..32 { for j1 in 0..4 {
+///   for i in 0..128 { for j in 0..128 { block B(vi = i, vj = j) { B[vi, vj] = A[vi, vj] * 2.0; } }
+///   } for i in 0..128 { for j0 in 0..32 { for j1 in 0..4 {
 ///     block C(vi = i, vj = j0 * 4 + j1) { C[vi, vj] = B[vi, vj] + 1.0; } } } }
 /// after: B computes, in each iteration of j0, the region C reads there (B[i, j0*4 .. j0*4+3]):
 ///   for i in 0..128 { for j0 in 0..32 {
@@ -39,41 +42,49 @@ void computeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
 
   std::unordered_set<Buffer> written = buffersWritten(Stmt(block)), read = buffersRead(Stmt(block));
   bool reduction = false;
-  for (const IterVar &iv : block->iterVars) reduction |= iv.kind == IterKind::Reduce;
+  for (const IterVar &iv : block->iterVars)
+    reduction |= iv.kind == IterKind::Reduce;
   if (reduction && !block->init.defined())
-    throw ScheduleError("block " + b + " has reduce axes but no init, so it is not a reduction block that can be "
-                            "recomputed under a loop",
-                        block->loc, blockNote);
+    throw ScheduleError(
+        "block " + b +
+            " has reduce axes but no init, so it is not a reduction block that can be "
+            "recomputed under a loop",
+        block->loc, blockNote);
   if (!reduction && !common(read, written).empty())
-    throw ScheduleError("block " + b + " reads " + bufferNames(common(read, written)) +
-                            ", which it writes, so it is neither a complete block nor a reduction block",
-                        block->loc, blockNote);
+    throw ScheduleError(
+        "block " + b + " reads " + bufferNames(common(read, written)) +
+            ", which it writes, so it is neither a complete block nor a reduction block",
+        block->loc, blockNote);
   for (const Buffer &buf : written)
     if (buf.role() == BufferRole::Output)
-      throw ScheduleError("block " + b + " writes output " + quoted(buf.name()) +
-                              ", which must be computed in full, not just the region its consumers need",
-                          block->loc, blockNote);
+      throw ScheduleError(
+          "block " + b + " writes output " + quoted(buf.name()) +
+              ", which must be computed in full, not just the region its consumers need",
+          block->loc, blockNote);
   checkOnlyWriter(s, block, written);
 
   std::vector<const Block *> consumers;
   for (const Block *other : s.blocks()) {
-    if (isWithin(s, other, block) || common(buffersRead(Stmt(other)), written).empty()) continue;
+    if (isWithin(s, other, block) || common(buffersRead(Stmt(other)), written).empty())
+      continue;
     if (!isWithin(s, other, loop))
       throw ScheduleError("block " + quoted(other->name) + " reads " +
-                              bufferNames(common(buffersRead(Stmt(other)), written)) + " of block " + b +
-                              " but is not under loop " + l + "; every consumer must be",
+                              bufferNames(common(buffersRead(Stmt(other)), written)) +
+                              " of block " + b + " but is not under loop " + l +
+                              "; every consumer must be",
                           other->loc, "consumer " + quoted(other->name) + " is here");
     consumers.push_back(other);
   }
   if (consumers.empty())
-    throw ScheduleError("block " + b + " has no consumer under loop " + l + ": no block there reads " +
-                            bufferNames(written),
+    throw ScheduleError("block " + b + " has no consumer under loop " + l +
+                            ": no block there reads " + bufferNames(written),
                         loopVar->loc, "loop " + l + " declared here");
 
   std::vector<const Block *> all = s.blocks(), under = blocksIn(Stmt(loop));
   size_t at = programIndex(s, block), firstUnder = programIndex(s, under.front());
   if (at > firstUnder)
-    throw ScheduleError("block " + b + " comes after loop " + l + "; a producer must come before its consumers",
+    throw ScheduleError("block " + b + " comes after loop " + l +
+                            "; a producer must come before its consumers",
                         block->loc, blockNote);
   // The blocks the move puts `block` after: those between it and the loop, and every block
   // under the loop (other iterations run before it).
@@ -81,11 +92,13 @@ void computeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
   touched.insert(written.begin(), written.end());
   for (size_t i = at + 1; i < all.size(); ++i) {
     const Block *other = all[i];
-    if (isWithin(s, other, block) || (i >= firstUnder && !isWithin(s, other, loop))) continue;
+    if (isWithin(s, other, block) || (i >= firstUnder && !isWithin(s, other, loop)))
+      continue;
     std::unordered_set<Buffer> clash = common(buffersWritten(Stmt(other)), touched);
     if (!clash.empty())
-      throw ScheduleError("block " + quoted(other->name) + " writes " + bufferNames(clash) + ", which block " + b +
-                              " uses; moving " + b + " under loop " + l + " would change what it computes",
+      throw ScheduleError("block " + quoted(other->name) + " writes " + bufferNames(clash) +
+                              ", which block " + b + " uses; moving " + b + " under loop " + l +
+                              " would change what it computes",
                           other->loc, "block " + quoted(other->name) + " is here");
   }
   std::vector<Expr> extra = predicateInAxes(s, block, "it cannot move under loop " + l);
@@ -97,20 +110,24 @@ void computeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
     Domain dom = loopsBetween(s, loop, c);
     for (const Buffer &buf : written) {
       std::optional<std::vector<Interval>> r = accessRegion(s, c, buf, false, dom);
-      if (!r) continue;
+      if (!r)
+        continue;
       auto [it, fresh] = needed.emplace(buf, *r);
       if (!fresh)
-        for (size_t d = 0; d < r->size(); ++d) it->second[d] = hull(it->second[d], (*r)[d]);
+        for (size_t d = 0; d < r->size(); ++d)
+          it->second[d] = hull(it->second[d], (*r)[d]);
     }
   }
   std::vector<std::optional<Interval>> demand(block->iterVars.size());
   for (const Access &a : accessesOf(block)) {
     auto it = needed.find(a.buffer);
-    if (!a.write || it == needed.end()) continue;
+    if (!a.write || it == needed.end())
+      continue;
     for (size_t d = 0; d < a.indices.size() && d < it->second.size(); ++d) {
       std::optional<std::pair<size_t, Expr>> axis = axisPlusOffset(block, a.indices[d]);
       const Interval &need = it->second[d];
-      if (!axis || !need.bounded() || block->iterVars[axis->first].kind != IterKind::Spatial) continue;
+      if (!axis || !need.bounded() || block->iterVars[axis->first].kind != IterKind::Spatial)
+        continue;
       Interval v{canonical(need.min - axis->second), canonical(need.max - axis->second)};
       std::optional<Interval> &slot = demand[axis->first];
       slot = slot ? hull(*slot, v) : v;
@@ -119,7 +136,8 @@ void computeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
   std::vector<Interval> domains;
   for (size_t k = 0; k < demand.size(); ++k) {
     const IterVar &iv = block->iterVars[k];
-    domains.push_back(demand[k] && demand[k]->bounded() ? *demand[k] : Interval::ofRange(intImm(0), iv.extent));
+    domains.push_back(demand[k] && demand[k]->bounded() ? *demand[k]
+                                                        : Interval::ofRange(intImm(0), iv.extent));
   }
 
   // Step 3: rebuild the block under new loops, before the first consumer in the loop's body.
@@ -130,7 +148,8 @@ void computeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
     bool hasConsumer = false;
     for (const Block *c : blocksIn(items[position]))
       hasConsumer |= std::find(consumers.begin(), consumers.end(), c) != consumers.end();
-    if (hasConsumer) break;
+    if (hasConsumer)
+      break;
     ++position;
   }
   removeAndInsert(s, subtreeOf(s, block), loop, position, nest);

@@ -1,5 +1,8 @@
-// DecomposeReduction.cpp — decompose_reduction(block, loop): a block's init becomes its own
+//===- passes/schedule/DecomposeReduction.cpp -------------------------------------------------===//
+//
+// decompose_reduction(block, loop): a block's init becomes its own
 // block, placed just before `loop`.
+
 #include "passes/schedule/Primitives.h"
 
 #include "ir/IRVisitor.h"
@@ -25,7 +28,8 @@ using namespace ir;
 /// becomes
 ///   for i in 0..128 { for j_0 in 0..32 {
 ///     for j_1_init in 0..4 {
-///       block Y_init(vi: spatial 128 = i, vj: spatial 128 = j_0 * 4 + j_1_init) { Y[vi, vj] = 0.0; } }
+///       block Y_init(vi: spatial 128 = i, vj: spatial 128 = j_0 * 4 + j_1_init) { Y[vi, vj] = 0.0;
+///       } }
 ///     for k in 0..128 { for j_1 in 0..4 {
 ///       block Y(vi: spatial 128 = i, vj: spatial 128 = j_0 * 4 + j_1, vk: reduce 128 = k) {
 ///         Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]; } } } } }
@@ -52,37 +56,40 @@ std::string decomposeReduction(ScheduleState &s, const std::string &blockName, c
     } u(iv.var, used);
     u.visitStmt(block->init);
     if (iv.kind == IterKind::Reduce && used)
-      throw ScheduleError("the init of block '" + blockName + "' uses reduce axis '" + iv.var.name() +
-                              "', which the init block would not have",
+      throw ScheduleError("the init of block '" + blockName + "' uses reduce axis '" +
+                              iv.var.name() + "', which the init block would not have",
                           block->loc, "block '" + blockName + "' is here");
   }
   std::vector<const For *> loops = s.loopsAbove(block);
   auto at = std::find(loops.begin(), loops.end(), loop);
   if (at == loops.end())
-    throw ScheduleError("loop '" + loopVar.name() + "' does not enclose block '" + blockName + "'", loopVar->loc,
-                        "loop declared here");
+    throw ScheduleError("loop '" + loopVar.name() + "' does not enclose block '" + blockName + "'",
+                        loopVar->loc, "loop declared here");
   for (auto it = loops.begin(); it != at; ++it)
     for (const IterVar &iv : block->iterVars)
       if (iv.kind == IterKind::Reduce && iv.binding.defined() && uses(iv.binding, (*it)->loopVar))
         throw ScheduleError("loop '" + (*it)->loopVar.name() + "', above '" + loopVar.name() +
-                                "', is bound to reduce axis '" + iv.var.name() + "' of block '" + blockName +
-                                "'; the init must be placed above every reduce loop",
+                                "', is bound to reduce axis '" + iv.var.name() + "' of block '" +
+                                blockName + "'; the init must be placed above every reduce loop",
                             (*it)->loopVar->loc, "loop declared here");
 
   for (auto it = at; it != loops.end(); ++it) {
     bool bound = false;
-    for (const IterVar &iv : block->iterVars) bound |= iv.binding.defined() && uses(iv.binding, (*it)->loopVar);
+    for (const IterVar &iv : block->iterVars)
+      bound |= iv.binding.defined() && uses(iv.binding, (*it)->loopVar);
     if (!bound)
-      throw ScheduleError("loop '" + (*it)->loopVar.name() + "' is bound to no axis of block '" + blockName +
-                              "': each of its iterations redoes the reduction, which needs the init every time",
-                          (*it)->loopVar->loc, "loop declared here");
+      throw ScheduleError(
+          "loop '" + (*it)->loopVar.name() + "' is bound to no axis of block '" + blockName +
+              "': each of its iterations redoes the reduction, which needs the init every time",
+          (*it)->loopVar->loc, "loop declared here");
   }
 
   // Step 2: the init block — the spatial axes, copied, with the same bindings.
   std::vector<IterVar> iters;
   std::vector<std::pair<Var, Expr>> axisMap;
   for (const IterVar &iv : block->iterVars) {
-    if (iv.kind != IterKind::Spatial) continue;
+    if (iv.kind != IterKind::Spatial)
+      continue;
     Var copy(iv.var.name(), iv.var.dtype(), iv.var->loc);
     iters.push_back(IterVar{copy, IterKind::Spatial, iv.extent, iv.binding, iv.loc});
     axisMap.emplace_back(iv.var, VarRef::make(copy));
@@ -96,16 +103,21 @@ std::string decomposeReduction(ScheduleState &s, const std::string &blockName, c
   for (auto it = loops.end(); it != at;) {
     --it;
     bool used = false;
-    for (const IterVar &iv : iters) used |= iv.binding.defined() && uses(iv.binding, (*it)->loopVar);
-    if (used) chosen.push_back(*it);
-    else dropped.push_back((*it)->loopVar);
+    for (const IterVar &iv : iters)
+      used |= iv.binding.defined() && uses(iv.binding, (*it)->loopVar);
+    if (used)
+      chosen.push_back(*it);
+    else
+      dropped.push_back((*it)->loopVar);
   }
   std::vector<Expr> parts = conjuncts(block->predicate);
   Expr predicate = boolImm(true);
   for (const Expr &c : parts) {
     bool keep = true;
-    for (const Var &v : dropped) keep &= !uses(c, v);
-    if (keep) predicate = simplify(logicalAnd(predicate, c));
+    for (const Var &v : dropped)
+      keep &= !uses(c, v);
+    if (keep)
+      predicate = simplify(logicalAnd(predicate, c));
   }
   std::vector<std::pair<Var, Expr>> loopMap;
   std::vector<Var> newVars;
@@ -113,19 +125,20 @@ std::string decomposeReduction(ScheduleState &s, const std::string &blockName, c
     newVars.push_back(freshVar(f->loopVar.name() + "_init", f->loopVar->loc));
     loopMap.emplace_back(f->loopVar, VarRef::make(newVars.back()));
   }
-  for (IterVar &iv : iters) iv.binding = substitute(iv.binding, loopMap);
+  for (IterVar &iv : iters)
+    iv.binding = substitute(iv.binding, loopMap);
   predicate = substitute(predicate, loopMap);
   std::string initName = freshBlockName(s, blockName + "_init");
   Stmt nest = Block::make(initName, iters, predicate, Stmt(), initBody, {}, {}, {}, block->loc);
   for (size_t i = 0; i < chosen.size(); ++i) {
     const For *f = chosen[i];
-    nest = For::make(newVars[i], substitute(f->min, loopMap), substitute(f->extent, loopMap), f->forKind, nest,
-                     f->threadTag, f->loc);
+    nest = For::make(newVars[i], substitute(f->min, loopMap), substitute(f->extent, loopMap),
+                     f->forKind, nest, f->threadTag, f->loc);
   }
 
   // Step 4: replace — the init nest before `loop`, the block without its init.
-  Stmt update = Block::make(block->name, block->iterVars, block->predicate, Stmt(), block->body, block->reads,
-                            block->writes, block->allocBuffers, block->loc);
+  Stmt update = Block::make(block->name, block->iterVars, block->predicate, Stmt(), block->body,
+                            block->reads, block->writes, block->allocBuffers, block->loc);
   insertBefore(s, loop, nest);
   s.replace(block, update);
   return initName;

@@ -1,5 +1,8 @@
-// Dependence.h — when the iterations of a loop touch disjoint elements: the test behind
+//===- passes/schedule/Dependence.h -----------------------------------------------------------===//
+//
+// When the iterations of a loop touch disjoint elements: the test behind
 // parallel (iterations may run at once) and reorder (iterations may run in another order).
+
 #pragma once
 
 #include "passes/schedule/State.h"

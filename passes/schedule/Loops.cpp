@@ -1,4 +1,5 @@
-// Loops.cpp — loops(block): the loops above a block, outermost first.
+//===- passes/schedule/Loops.cpp - loops(block): the loops above a block, outermost first -----===//
+
 #include "passes/schedule/Primitives.h"
 
 namespace tdsl::schedule {
@@ -6,7 +7,8 @@ namespace tdsl::schedule {
 std::vector<ir::Var> getLoops(ScheduleState &s, const std::string &block) {
   const ir::Block *b = s.block(block);
   std::vector<ir::Var> out;
-  for (const ir::For *f : s.loopsAbove(b)) out.push_back(f->loopVar);
+  for (const ir::For *f : s.loopsAbove(b))
+    out.push_back(f->loopVar);
   return out;
 }
 

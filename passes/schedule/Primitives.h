@@ -1,6 +1,9 @@
-// Primitives.h — the schedule primitives of spec §7, one file each. Every primitive checks its
+//===- passes/schedule/Primitives.h -----------------------------------------------------------===//
+//
+// The schedule primitives of spec §7, one file each. Every primitive checks its
 // preconditions first (throwing ScheduleError, which names the rule and the loop or block
 // concerned), then rewrites, then replaces the subtree in the state.
+
 #pragma once
 
 #include "passes/schedule/State.h"
@@ -30,7 +33,8 @@ void reorder(ScheduleState &s, const std::vector<ir::Var> &order);
 
 /// tile(l0, l1, [f0, f1]): split both loops (inner extents f0 and f1), then reorder to
 /// l0o, l1o, l0i, l1i.
-std::vector<ir::Var> tile(ScheduleState &s, const ir::Var &l0, const ir::Var &l1, int64_t f0, int64_t f1);
+std::vector<ir::Var> tile(ScheduleState &s, const ir::Var &l0, const ir::Var &l1, int64_t f0,
+                          int64_t f1);
 
 /// parallel(loop): refused when a block under the loop binds it to a reduce axis, or when the
 /// iterations depend on each other (a block reads what it writes at another point).
@@ -55,10 +59,12 @@ void computeInline(ScheduleState &s, const std::string &block);
 void reverseComputeInline(ScheduleState &s, const std::string &block);
 /// cache_read(block, buffer, scope): a copy of `buffer` in `scope` that `block` reads
 /// instead; returns the copy block's name.
-std::string cacheRead(ScheduleState &s, const std::string &block, const ir::Buffer &buffer, ir::MemScope scope);
+std::string cacheRead(ScheduleState &s, const std::string &block, const ir::Buffer &buffer,
+                      ir::MemScope scope);
 /// cache_write(block, buffer, scope): `block` writes a cache in `scope`, copied back after;
 /// returns the copy-back block's name.
-std::string cacheWrite(ScheduleState &s, const std::string &block, const ir::Buffer &buffer, ir::MemScope scope);
+std::string cacheWrite(ScheduleState &s, const std::string &block, const ir::Buffer &buffer,
+                       ir::MemScope scope);
 /// decompose_reduction(block, loop): splits `init` into its own block placed above `loop`;
 /// returns the init block's name.
 std::string decomposeReduction(ScheduleState &s, const std::string &block, const ir::Var &loop);
@@ -66,10 +72,11 @@ std::string decomposeReduction(ScheduleState &s, const std::string &block, const
 /// buffer has the factored dimension at position `axis`; returns that block's name.
 std::string rfactor(ScheduleState &s, const ir::Var &loop, int64_t axis);
 /// set_scope(block, buffer, scope): changes where an intermediate buffer lives.
-void setScope(ScheduleState &s, const std::string &block, const ir::Buffer &buffer, ir::MemScope scope);
+void setScope(ScheduleState &s, const std::string &block, const ir::Buffer &buffer,
+              ir::MemScope scope);
 /// storage_align(block, buffer, axis, factor, offset): pads the stride of dimension `axis`.
-void storageAlign(ScheduleState &s, const std::string &block, const ir::Buffer &buffer, int64_t axis,
-                  int64_t factor, int64_t offset);
+void storageAlign(ScheduleState &s, const std::string &block, const ir::Buffer &buffer,
+                  int64_t axis, int64_t factor, int64_t offset);
 /// transform_layout(block, buffer, (i, j) => (…)): re-lays out an intermediate buffer.
 void transformLayout(ScheduleState &s, const std::string &block, const ir::Buffer &buffer,
                      const std::vector<ir::Var> &params, const std::vector<ir::Expr> &results);

@@ -1,5 +1,8 @@
-// Regions.cpp — affine forms, interval bounds, accesses and block surgery for the
+//===- passes/schedule/Regions.cpp ------------------------------------------------------------===//
+//
+// Affine forms, interval bounds, accesses and block surgery for the
 // compute_at / compute_inline family (see Regions.h).
+
 #include "passes/schedule/Regions.h"
 
 #include "ir/IRMutator.h"
@@ -46,14 +49,16 @@ struct Linear {
     terms.emplace_back(term, k);
   }
   void addScaled(const Linear &other, int64_t k) {
-    for (const auto &[t, c] : other.terms) addTerm(t, wrapMul(c, k));
+    for (const auto &[t, c] : other.terms)
+      addTerm(t, wrapMul(c, k));
     constant = wrapAdd(constant, wrapMul(other.constant, k));
   }
   bool isConstant() const {
     return std::all_of(terms.begin(), terms.end(), [](const auto &t) { return t.second == 0; });
   }
   bool allDivisibleBy(int64_t c) const {
-    return std::all_of(terms.begin(), terms.end(), [&](const auto &t) { return t.second % c == 0; });
+    return std::all_of(terms.begin(), terms.end(),
+                       [&](const auto &t) { return t.second % c == 0; });
   }
 };
 
@@ -62,21 +67,28 @@ Linear linearize(const Expr &e);
 Expr rebuild(const Linear &l) {
   Expr acc;
   for (const auto &[t, k] : l.terms) {
-    if (k <= 0) continue;
+    if (k <= 0)
+      continue;
     Expr term = k == 1 ? t : Mul::make(t, intImm(k));
     acc = acc.defined() ? Add::make(acc, term) : term;
   }
   bool constantFirst = !acc.defined() && l.constant != 0;
-  if (constantFirst) acc = intImm(l.constant);
+  if (constantFirst)
+    acc = intImm(l.constant);
   for (const auto &[t, k] : l.terms) {
-    if (k >= 0) continue;
+    if (k >= 0)
+      continue;
     Expr term = k == -1 ? t : Mul::make(t, intImm(k == INT64_MIN ? k : -k));
     acc = acc.defined() ? Sub::make(acc, term) : Neg::make(term);
   }
-  if (!acc.defined()) return intImm(l.constant);
-  if (constantFirst || l.constant == 0) return acc;
-  if (l.constant > 0) return Add::make(acc, intImm(l.constant));
-  if (l.constant == INT64_MIN) return Add::make(acc, intImm(l.constant));
+  if (!acc.defined())
+    return intImm(l.constant);
+  if (constantFirst || l.constant == 0)
+    return acc;
+  if (l.constant > 0)
+    return Add::make(acc, intImm(l.constant));
+  if (l.constant == INT64_MIN)
+    return Add::make(acc, intImm(l.constant));
   return Sub::make(acc, intImm(-l.constant));
 }
 
@@ -114,20 +126,26 @@ Linear linearize(const Expr &e) {
     auto *n = e.as<Mul>();
     Linear a = linearize(n->a), b = linearize(n->b);
     Linear l;
-    if (a.isConstant()) l.addScaled(b, a.constant);
-    else if (b.isConstant()) l.addScaled(a, b.constant);
-    else return atom(Mul::make(rebuild(a), rebuild(b)));
+    if (a.isConstant())
+      l.addScaled(b, a.constant);
+    else if (b.isConstant())
+      l.addScaled(a, b.constant);
+    else
+      return atom(Mul::make(rebuild(a), rebuild(b)));
     return l;
   }
   case ExprKind::Div: {
     // floor((c * x + r) / c) == x + floor(r / c) for integer x.
     auto *n = e.as<Div>();
     Linear a = linearize(n->a), b = linearize(n->b);
-    if (!b.isConstant() || b.constant <= 0) return atom(Div::make(rebuild(a), rebuild(b)));
+    if (!b.isConstant() || b.constant <= 0)
+      return atom(Div::make(rebuild(a), rebuild(b)));
     int64_t c = b.constant;
-    if (!a.allDivisibleBy(c)) return atom(Div::make(rebuild(a), intImm(c)));
+    if (!a.allDivisibleBy(c))
+      return atom(Div::make(rebuild(a), intImm(c)));
     Linear l;
-    for (const auto &[t, k] : a.terms) l.addTerm(t, k / c);
+    for (const auto &[t, k] : a.terms)
+      l.addTerm(t, k / c);
     l.constant = floorDiv(a.constant, c);
     return l;
   }
@@ -135,11 +153,13 @@ Linear linearize(const Expr &e) {
     // (c * x + r) % c == r % c; terms whose coefficient is a multiple of c drop out.
     auto *n = e.as<Mod>();
     Linear a = linearize(n->a), b = linearize(n->b);
-    if (!b.isConstant() || b.constant <= 0) return atom(Mod::make(rebuild(a), rebuild(b)));
+    if (!b.isConstant() || b.constant <= 0)
+      return atom(Mod::make(rebuild(a), rebuild(b)));
     int64_t c = b.constant;
     Linear rest;
     for (const auto &[t, k] : a.terms)
-      if (k % c != 0) rest.addTerm(t, k);
+      if (k % c != 0)
+        rest.addTerm(t, k);
     rest.constant = a.constant;
     if (rest.isConstant()) {
       Linear l;
@@ -155,15 +175,18 @@ Linear linearize(const Expr &e) {
 
 bool usesAny(const Expr &e, const Domain &dom) {
   for (const auto &[v, range] : dom)
-    if (uses(e, v)) return true;
+    if (uses(e, v))
+      return true;
   return false;
 }
 
 /// min/max of two bounds that may be undefined; `undefinedWins` says whether an undefined
 /// bound (infinite) absorbs the other.
 Expr pick(const Expr &a, const Expr &b, bool wantMin, bool undefinedWins) {
-  if (!a.defined() || !b.defined()) return undefinedWins ? Expr() : (a.defined() ? a : b);
-  if (std::optional<int64_t> d = constDiff(a, b)) return (*d <= 0) == wantMin ? a : b;
+  if (!a.defined() || !b.defined())
+    return undefinedWins ? Expr() : (a.defined() ? a : b);
+  if (std::optional<int64_t> d = constDiff(a, b))
+    return (*d <= 0) == wantMin ? a : b;
   return wantMin ? min(a, b) : max(a, b);
 }
 
@@ -172,29 +195,36 @@ Interval unbounded() { return {}; }
 Interval apply(const Interval &a, const Interval &b, Expr (*op)(Expr, Expr), bool swapB) {
   const Expr &bLo = swapB ? b.max : b.min, &bHi = swapB ? b.min : b.max;
   Interval r;
-  if (a.min.defined() && bLo.defined()) r.min = canonical(op(a.min, bLo));
-  if (a.max.defined() && bHi.defined()) r.max = canonical(op(a.max, bHi));
+  if (a.min.defined() && bLo.defined())
+    r.min = canonical(op(a.min, bLo));
+  if (a.max.defined() && bHi.defined())
+    r.max = canonical(op(a.max, bHi));
   return r;
 }
 
 Interval scale(const Interval &a, int64_t k) {
   Interval r;
   const Expr &lo = k >= 0 ? a.min : a.max, &hi = k >= 0 ? a.max : a.min;
-  if (lo.defined()) r.min = canonical(lo * intImm(k));
-  if (hi.defined()) r.max = canonical(hi * intImm(k));
+  if (lo.defined())
+    r.min = canonical(lo * intImm(k));
+  if (hi.defined())
+    r.max = canonical(hi * intImm(k));
   return r;
 }
 
 } // namespace
 
 Expr canonical(const Expr &e) {
-  if (!e.defined() || e.dtype() != DType::i64()) return e.defined() ? simplify(e) : e;
+  if (!e.defined() || e.dtype() != DType::i64())
+    return e.defined() ? simplify(e) : e;
   return rebuild(linearize(simplify(e)));
 }
 
 bool equalExpr(const Expr &a, const Expr &b) {
-  if (a.sameAs(b)) return true;
-  if (!a.defined() || !b.defined() || a.kind() != b.kind() || !(a.dtype() == b.dtype())) return false;
+  if (a.sameAs(b))
+    return true;
+  if (!a.defined() || !b.defined() || a.kind() != b.kind() || !(a.dtype() == b.dtype()))
+    return false;
   switch (a.kind()) {
   case ExprKind::IntImm:
     return a.as<IntImm>()->value == b.as<IntImm>()->value;
@@ -210,7 +240,8 @@ bool equalExpr(const Expr &a, const Expr &b) {
     return equalExpr(a.as<Not>()->a, b.as<Not>()->a);
 #define TDSL_SAME_BINARY(NAME)                                                                     \
   case ExprKind::NAME:                                                                             \
-    return equalExpr(a.as<NAME>()->a, b.as<NAME>()->a) && equalExpr(a.as<NAME>()->b, b.as<NAME>()->b);
+    return equalExpr(a.as<NAME>()->a, b.as<NAME>()->a) &&                                          \
+           equalExpr(a.as<NAME>()->b, b.as<NAME>()->b);
     TDSL_FOR_EACH_BINARY_NODE(TDSL_SAME_BINARY)
 #undef TDSL_SAME_BINARY
   case ExprKind::Select: {
@@ -220,16 +251,20 @@ bool equalExpr(const Expr &a, const Expr &b) {
   }
   case ExprKind::BufferLoad: {
     auto *x = a.as<BufferLoad>(), *y = b.as<BufferLoad>();
-    if (!(x->buffer == y->buffer) || x->indices.size() != y->indices.size()) return false;
+    if (!(x->buffer == y->buffer) || x->indices.size() != y->indices.size())
+      return false;
     for (size_t i = 0; i < x->indices.size(); ++i)
-      if (!equalExpr(x->indices[i], y->indices[i])) return false;
+      if (!equalExpr(x->indices[i], y->indices[i]))
+        return false;
     return true;
   }
   case ExprKind::Call: {
     auto *x = a.as<Call>(), *y = b.as<Call>();
-    if (x->op != y->op || x->args.size() != y->args.size()) return false;
+    if (x->op != y->op || x->args.size() != y->args.size())
+      return false;
     for (size_t i = 0; i < x->args.size(); ++i)
-      if (!equalExpr(x->args[i], y->args[i])) return false;
+      if (!equalExpr(x->args[i], y->args[i]))
+        return false;
     return true;
   }
   default:
@@ -238,7 +273,8 @@ bool equalExpr(const Expr &a, const Expr &b) {
 }
 
 std::optional<int64_t> constDiff(const Expr &a, const Expr &b) {
-  if (!a.defined() || !b.defined()) return std::nullopt;
+  if (!a.defined() || !b.defined())
+    return std::nullopt;
   return asConstInt(canonical(a - b));
 }
 
@@ -247,17 +283,21 @@ Interval Interval::ofRange(const Expr &min, const Expr &extent) {
 }
 
 Expr Interval::extent() const {
-  if (!bounded()) return Expr();
+  if (!bounded())
+    return Expr();
   return canonical(max - min + 1);
 }
 
 Interval bound(const Expr &e, const Domain &dom) {
-  if (!e.defined()) return unbounded();
-  if (!usesAny(e, dom)) return Interval::point(canonical(e));
+  if (!e.defined())
+    return unbounded();
+  if (!usesAny(e, dom))
+    return Interval::point(canonical(e));
   switch (e.kind()) {
   case ExprKind::VarRef:
     for (const auto &[v, range] : dom)
-      if (v == e.as<VarRef>()->var) return range;
+      if (v == e.as<VarRef>()->var)
+        return range;
     return Interval::point(e);
   case ExprKind::Add: {
     auto *n = e.as<Add>();
@@ -271,23 +311,29 @@ Interval bound(const Expr &e, const Domain &dom) {
     return scale(bound(e.as<Neg>()->a, dom), -1);
   case ExprKind::Mul: {
     auto *n = e.as<Mul>();
-    if (std::optional<int64_t> k = asConstInt(canonical(n->b))) return scale(bound(n->a, dom), *k);
-    if (std::optional<int64_t> k = asConstInt(canonical(n->a))) return scale(bound(n->b, dom), *k);
+    if (std::optional<int64_t> k = asConstInt(canonical(n->b)))
+      return scale(bound(n->a, dom), *k);
+    if (std::optional<int64_t> k = asConstInt(canonical(n->a)))
+      return scale(bound(n->b, dom), *k);
     return unbounded();
   }
   case ExprKind::Div: {
     auto *n = e.as<Div>();
     std::optional<int64_t> k = asConstInt(canonical(n->b));
-    if (!k || *k <= 0) return unbounded();
+    if (!k || *k <= 0)
+      return unbounded();
     Interval a = bound(n->a, dom), r;
-    if (a.min.defined()) r.min = canonical(a.min / intImm(*k));
-    if (a.max.defined()) r.max = canonical(a.max / intImm(*k));
+    if (a.min.defined())
+      r.min = canonical(a.min / intImm(*k));
+    if (a.max.defined())
+      r.max = canonical(a.max / intImm(*k));
     return r;
   }
   case ExprKind::Mod: {
     auto *n = e.as<Mod>();
     std::optional<int64_t> k = asConstInt(canonical(n->b));
-    if (!k || *k <= 0) return unbounded();
+    if (!k || *k <= 0)
+      return unbounded();
     Interval a = bound(n->a, dom);
     if (a.bounded() && equalExpr(canonical(a.min / intImm(*k)), canonical(a.max / intImm(*k))))
       return {canonical(a.min % intImm(*k)), canonical(a.max % intImm(*k))};
@@ -318,7 +364,8 @@ void addLoop(Domain &dom, const For *loop) {
 }
 
 bool proveLE(const Expr &a, const Expr &b, const Domain &dom) {
-  if (!a.defined() || !b.defined()) return false;
+  if (!a.defined() || !b.defined())
+    return false;
   Interval d = bound(canonical(b - a), dom);
   std::optional<int64_t> lo = d.min.defined() ? asConstInt(d.min) : std::nullopt;
   return lo && *lo >= 0;
@@ -339,7 +386,8 @@ struct AccessCollector : IRVisitor {
 
   std::vector<Expr> withLets(const std::vector<Expr> &indices) const {
     std::vector<Expr> r;
-    for (const Expr &e : indices) r.push_back(lets.empty() ? e : substitute(e, lets));
+    for (const Expr &e : indices)
+      r.push_back(lets.empty() ? e : substitute(e, lets));
     return r;
   }
   void visit(const LetStmt *op) override {
@@ -357,7 +405,8 @@ struct AccessCollector : IRVisitor {
     IRVisitor::visit(op);
   }
   void visit(const Block *op) override {
-    if (op != root) return;
+    if (op != root)
+      return;
     visitStmt(op->init);
     visitStmt(op->body);
   }
@@ -395,37 +444,45 @@ std::unordered_set<Buffer> buffersWritten(const Stmt &s) {
   return u.written;
 }
 
-std::optional<std::vector<Interval>> accessRegion(const ScheduleState &s, const Block *block, const Buffer &buffer,
-                                                  bool write, const Domain &dom) {
+std::optional<std::vector<Interval>> accessRegion(const ScheduleState &s, const Block *block,
+                                                  const Buffer &buffer, bool write,
+                                                  const Domain &dom) {
   Domain d = dom;
   // The block's bindings, then those of the blocks around it (a blockized nest), innermost
   // first, so that indices end up in loop variables.
   std::vector<std::vector<std::pair<Var, Expr>>> levels(1);
   for (const IterVar &iv : block->iterVars) {
-    if (iv.binding.defined()) levels[0].emplace_back(iv.var, iv.binding);
-    else d.emplace_back(iv.var, Interval::ofRange(intImm(0), iv.extent));
+    if (iv.binding.defined())
+      levels[0].emplace_back(iv.var, iv.binding);
+    else
+      d.emplace_back(iv.var, Interval::ofRange(intImm(0), iv.extent));
   }
   std::vector<const StmtNode *> above = s.ancestors(block);
   for (auto it = above.rbegin(); it != above.rend(); ++it) {
-    if ((*it)->kind != StmtKind::Block) continue;
+    if ((*it)->kind != StmtKind::Block)
+      continue;
     levels.emplace_back();
     for (const IterVar &iv : static_cast<const Block *>(*it)->iterVars)
-      if (iv.binding.defined()) levels.back().emplace_back(iv.var, iv.binding);
+      if (iv.binding.defined())
+        levels.back().emplace_back(iv.var, iv.binding);
   }
   std::optional<std::vector<Interval>> region;
   for (const Access &a : accessesOf(block)) {
-    if (!(a.buffer == buffer) || a.write != write) continue;
+    if (!(a.buffer == buffer) || a.write != write)
+      continue;
     std::vector<Interval> r;
     for (const Expr &index : a.indices) {
       Expr e = index;
-      for (const auto &level : levels) e = substitute(e, level);
+      for (const auto &level : levels)
+        e = substitute(e, level);
       r.push_back(bound(e, d));
     }
     if (!region) {
       region = r;
       continue;
     }
-    for (size_t i = 0; i < r.size() && i < region->size(); ++i) (*region)[i] = hull((*region)[i], r[i]);
+    for (size_t i = 0; i < r.size() && i < region->size(); ++i)
+      (*region)[i] = hull((*region)[i], r[i]);
   }
   return region;
 }
@@ -434,15 +491,18 @@ Domain loopsBetween(const ScheduleState &s, const For *outer, const StmtNode *no
   Domain dom;
   bool inside = outer == nullptr;
   for (const For *f : s.loopsAbove(node)) {
-    if (inside) addLoop(dom, f);
-    if (f == outer) inside = true;
+    if (inside)
+      addLoop(dom, f);
+    if (f == outer)
+      inside = true;
   }
   return dom;
 }
 
 Domain loopsAroundAndAt(const ScheduleState &s, const For *loop) {
   Domain dom;
-  for (const For *f : s.loopsAbove(loop)) addLoop(dom, f);
+  for (const For *f : s.loopsAbove(loop))
+    addLoop(dom, f);
   addLoop(dom, loop);
   return dom;
 }
@@ -453,30 +513,37 @@ std::optional<std::pair<size_t, Expr>> axisPlusOffset(const Block *block, const 
   Linear rest;
   rest.constant = l.constant;
   for (const auto &[t, k] : l.terms) {
-    if (k == 0) continue;
+    if (k == 0)
+      continue;
     if (auto *v = t.as<VarRef>()) {
       bool found = false;
       for (size_t i = 0; i < block->iterVars.size(); ++i)
         if (block->iterVars[i].var == v->var) {
-          if (k != 1 || axis) return std::nullopt;
+          if (k != 1 || axis)
+            return std::nullopt;
           axis = i;
           found = true;
         }
-      if (found) continue;
+      if (found)
+        continue;
     }
     for (const IterVar &iv : block->iterVars)
-      if (uses(t, iv.var)) return std::nullopt;
+      if (uses(t, iv.var))
+        return std::nullopt;
     rest.addTerm(t, k);
   }
-  if (!axis) return std::nullopt;
+  if (!axis)
+    return std::nullopt;
   return std::make_pair(*axis, rebuild(rest));
 }
 
 std::optional<size_t> plainAxis(const Block *block, const Expr &e) {
   auto *v = e.as<VarRef>();
-  if (!v) return std::nullopt;
+  if (!v)
+    return std::nullopt;
   for (size_t i = 0; i < block->iterVars.size(); ++i)
-    if (block->iterVars[i].var == v->var) return i;
+    if (block->iterVars[i].var == v->var)
+      return i;
   return std::nullopt;
 }
 
@@ -492,34 +559,45 @@ void conjuncts(const Expr &e, std::vector<Expr> &out) {
     conjuncts(a->b, out);
     return;
   }
-  if (isConstInt(e, 1)) return;
+  if (isConstInt(e, 1))
+    return;
   out.push_back(e);
 }
 
 /// A side of a comparison that equals a binding becomes that iter var.
 Expr toAxis(const Block *block, const Expr &side) {
-  if (side.dtype() != DType::i64()) return side;
+  if (side.dtype() != DType::i64())
+    return side;
   Expr c = canonical(side);
   for (const IterVar &iv : block->iterVars)
-    if (iv.binding.defined() && equalExpr(c, canonical(iv.binding))) return VarRef::make(iv.var);
+    if (iv.binding.defined() && equalExpr(c, canonical(iv.binding)))
+      return VarRef::make(iv.var);
   return side;
 }
 
 /// Whether `cond` (in iter vars) holds on the whole domain of the block's axes.
 bool impliedByDomain(const Block *block, const Expr &cond) {
   Domain dom;
-  for (const IterVar &iv : block->iterVars) dom.emplace_back(iv.var, Interval::ofRange(intImm(0), iv.extent));
-  auto proves = [&](const Expr &lo, const Expr &hi, int64_t slack) { return proveLE(lo + slack, hi, dom); };
-  if (auto *n = cond.as<LT>()) return proves(n->a, n->b, 1);
-  if (auto *n = cond.as<LE>()) return proves(n->a, n->b, 0);
-  if (auto *n = cond.as<GT>()) return proves(n->b, n->a, 1);
-  if (auto *n = cond.as<GE>()) return proves(n->b, n->a, 0);
+  for (const IterVar &iv : block->iterVars)
+    dom.emplace_back(iv.var, Interval::ofRange(intImm(0), iv.extent));
+  auto proves = [&](const Expr &lo, const Expr &hi, int64_t slack) {
+    return proveLE(lo + slack, hi, dom);
+  };
+  if (auto *n = cond.as<LT>())
+    return proves(n->a, n->b, 1);
+  if (auto *n = cond.as<LE>())
+    return proves(n->a, n->b, 0);
+  if (auto *n = cond.as<GT>())
+    return proves(n->b, n->a, 1);
+  if (auto *n = cond.as<GE>())
+    return proves(n->b, n->a, 0);
   return false;
 }
 
 } // namespace
 
-std::vector<Expr> predicateInAxes(const ScheduleState &s, const Block *block, const std::string &why) {
+std::vector<Expr> predicateInAxes(const ScheduleState &s, const Block *block,
+                                  const std::string &why) {
   std::vector<Expr> parts, kept;
   conjuncts(block->predicate, parts);
   std::vector<Var> loopVars;
@@ -535,14 +613,17 @@ std::vector<Expr> predicateInAxes(const ScheduleState &s, const Block *block, co
   for (const Expr &part : parts) {
     Expr c = part;
 #define TDSL_REWRITE_CMP(NAME)                                                                     \
-  if (auto *n = part.as<NAME>()) c = NAME::make(toAxis(block, n->a), toAxis(block, n->b), part->loc);
+  if (auto *n = part.as<NAME>())                                                                   \
+    c = NAME::make(toAxis(block, n->a), toAxis(block, n->b), part->loc);
     TDSL_FOR_EACH_CMP_NODE(TDSL_REWRITE_CMP)
 #undef TDSL_REWRITE_CMP
-    if (impliedByDomain(block, c)) continue;
+    if (impliedByDomain(block, c))
+      continue;
     for (const Var &v : loopVars)
       if (uses(c, v))
-        throw ScheduleError("the 'where' condition '" + toString(part) + "' of block " + quoted(block->name) +
-                                " depends on loop '" + v.name() + "' in a way that is not a bound of its axes; " + why,
+        throw ScheduleError("the 'where' condition '" + toString(part) + "' of block " +
+                                quoted(block->name) + " depends on loop '" + v.name() +
+                                "' in a way that is not a bound of its axes; " + why,
                             block->loc, "block " + quoted(block->name) + " is here");
     kept.push_back(c);
   }
@@ -553,8 +634,8 @@ std::vector<Expr> predicateInAxes(const ScheduleState &s, const Block *block, co
 // Moving blocks
 // ---------------------------------------------------------------------------------------------
 
-Stmt makeLoopNest(const Block *block, const std::vector<Interval> &domains, const std::vector<Expr> &extra,
-                  const Domain &outer) {
+Stmt makeLoopNest(const Block *block, const std::vector<Interval> &domains,
+                  const std::vector<Expr> &extra, const Domain &outer) {
   TDSL_IR_CHECK(domains.size() == block->iterVars.size(), "one domain per iter var");
   std::vector<IterVar> ivs = block->iterVars;
   std::vector<std::pair<Var, Expr>> loops, bindings;
@@ -576,16 +657,21 @@ Stmt makeLoopNest(const Block *block, const std::vector<Interval> &domains, cons
   }
   Expr pred;
   auto conj = [&](const Expr &c) { pred = pred.defined() ? logicalAnd(pred, c) : c; };
-  for (const Expr &c : extra) conj(simplify(substitute(c, bindings)));
+  for (const Expr &c : extra)
+    conj(simplify(substitute(c, bindings)));
   for (size_t k = 0; k < ivs.size(); ++k) {
     const Expr &value = ivs[k].binding;
-    if (!proveLE(intImm(0), value, inner)) conj(ge(value, intImm(0)));
-    if (!proveLE(value, canonical(ivs[k].extent - 1), inner)) conj(lt(value, ivs[k].extent));
+    if (!proveLE(intImm(0), value, inner))
+      conj(ge(value, intImm(0)));
+    if (!proveLE(value, canonical(ivs[k].extent - 1), inner))
+      conj(lt(value, ivs[k].extent));
   }
-  Stmt body = Block::make(block->name, ivs, pred.defined() ? pred : boolImm(true), block->init, block->body,
-                          block->reads, block->writes, block->allocBuffers, block->loc);
+  Stmt body =
+      Block::make(block->name, ivs, pred.defined() ? pred : boolImm(true), block->init, block->body,
+                  block->reads, block->writes, block->allocBuffers, block->loc);
   for (size_t i = loops.size(); i-- > 0;)
-    body = For::make(loops[i].first, intImm(0), loops[i].second, ForKind::Serial, body, {}, block->loc);
+    body = For::make(loops[i].first, intImm(0), loops[i].second, ForKind::Serial, body, {},
+                     block->loc);
   return body;
 }
 
@@ -608,7 +694,8 @@ const StmtNode *subtreeOf(const ScheduleState &s, const Block *block) {
 }
 
 std::vector<Stmt> bodyItems(const For *loop) {
-  if (auto *sq = loop->body.as<SeqStmt>()) return sq->seq;
+  if (auto *sq = loop->body.as<SeqStmt>())
+    return sq->seq;
   return {loop->body};
 }
 
@@ -621,7 +708,8 @@ struct Mover : IRMutator {
   Stmt insert;
 
   Stmt visit(const SeqStmt *op) override {
-    if (op == remove) return SeqStmt::make({});
+    if (op == remove)
+      return SeqStmt::make({});
     std::vector<Stmt> out;
     bool changed = false;
     for (const Stmt &item : op->seq) {
@@ -636,21 +724,27 @@ struct Mover : IRMutator {
     return changed ? seq(std::move(out)) : Stmt(op);
   }
   Stmt visit(const For *op) override {
-    if (op == remove) return SeqStmt::make({});
-    if (op != target) return IRMutator::visit(op);
+    if (op == remove)
+      return SeqStmt::make({});
+    if (op != target)
+      return IRMutator::visit(op);
     std::vector<Stmt> items = bodyItems(op);
-    items.insert(items.begin() + static_cast<std::ptrdiff_t>(std::min(position, items.size())), insert);
-    return For::make(op->loopVar, op->min, op->extent, op->forKind, seq(std::move(items)), op->threadTag, op->loc);
+    items.insert(items.begin() + static_cast<std::ptrdiff_t>(std::min(position, items.size())),
+                 insert);
+    return For::make(op->loopVar, op->min, op->extent, op->forKind, seq(std::move(items)),
+                     op->threadTag, op->loc);
   }
   Stmt visit(const Block *op) override {
-    if (op == remove) return SeqStmt::make({});
+    if (op == remove)
+      return SeqStmt::make({});
     return IRMutator::visit(op);
   }
 };
 
 } // namespace
 
-void removeAndInsert(ScheduleState &s, const StmtNode *remove, const For *loop, size_t position, const Stmt &insert) {
+void removeAndInsert(ScheduleState &s, const StmtNode *remove, const For *loop, size_t position,
+                     const Stmt &insert) {
   Mover m;
   m.remove = remove;
   m.target = loop;
@@ -665,11 +759,14 @@ namespace {
 
 struct DropBuffer : IRMutator {
   Buffer buffer;
-  static std::vector<BufferRegion> without(const std::vector<BufferRegion> &regions, const Buffer &b, bool &changed) {
+  static std::vector<BufferRegion> without(const std::vector<BufferRegion> &regions,
+                                           const Buffer &b, bool &changed) {
     std::vector<BufferRegion> out;
     for (const BufferRegion &r : regions) {
-      if (r.buffer == b) changed = true;
-      else out.push_back(r);
+      if (r.buffer == b)
+        changed = true;
+      else
+        out.push_back(r);
     }
     return out;
   }
@@ -677,14 +774,19 @@ struct DropBuffer : IRMutator {
     Stmt s = IRMutator::visit(op);
     auto *n = s.as<Block>();
     bool changed = false;
-    std::vector<BufferRegion> reads = without(n->reads, buffer, changed), writes = without(n->writes, buffer, changed);
+    std::vector<BufferRegion> reads = without(n->reads, buffer, changed),
+                              writes = without(n->writes, buffer, changed);
     std::vector<Buffer> allocs;
     for (const Buffer &b : n->allocBuffers) {
-      if (b == buffer) changed = true;
-      else allocs.push_back(b);
+      if (b == buffer)
+        changed = true;
+      else
+        allocs.push_back(b);
     }
-    if (!changed) return s;
-    return Block::make(n->name, n->iterVars, n->predicate, n->init, n->body, reads, writes, allocs, n->loc);
+    if (!changed)
+      return s;
+    return Block::make(n->name, n->iterVars, n->predicate, n->init, n->body, reads, writes, allocs,
+                       n->loc);
   }
 };
 
@@ -697,15 +799,18 @@ void dropAllocation(ScheduleState &s, const Buffer &buffer) {
   const PrimFunc &p = s.prim();
   std::vector<Buffer> allocs;
   for (const Buffer &b : p.allocBuffers)
-    if (!(b == buffer)) allocs.push_back(b);
+    if (!(b == buffer))
+      allocs.push_back(b);
   if (allocs.size() != p.allocBuffers.size())
-    s.setFunc(PrimFunc::make(p.name, p.constVars, p.inputs, p.outputs, p.shapeVars, allocs, p.body, p.loc));
+    s.setFunc(PrimFunc::make(p.name, p.constVars, p.inputs, p.outputs, p.shapeVars, allocs, p.body,
+                             p.loc));
 }
 
 size_t programIndex(const ScheduleState &s, const Block *block) {
   std::vector<const Block *> all = s.blocks();
   for (size_t i = 0; i < all.size(); ++i)
-    if (all[i] == block) return i;
+    if (all[i] == block)
+      return i;
   TDSL_IR_CHECK(false, "block not in the function");
   return 0;
 }
@@ -717,46 +822,56 @@ std::string quoted(const std::string &name) { return "'" + name + "'"; }
 // ---------------------------------------------------------------------------------------------
 
 bool isWithin(const ScheduleState &s, const StmtNode *inner, const StmtNode *outer) {
-  if (inner == outer) return true;
+  if (inner == outer)
+    return true;
   for (const StmtNode *a : s.ancestors(inner))
-    if (a == outer) return true;
+    if (a == outer)
+      return true;
   return false;
 }
 
 void checkLoopOutsideBlock(const ScheduleState &s, const Block *block, const For *loop) {
   const std::string &l = loop->loopVar.name();
   if (isWithin(s, block, loop))
-    throw ScheduleError("block " + quoted(block->name) + " is already under loop " + quoted(l), loop->loopVar->loc,
-                        "loop " + quoted(l) + " declared here");
+    throw ScheduleError("block " + quoted(block->name) + " is already under loop " + quoted(l),
+                        loop->loopVar->loc, "loop " + quoted(l) + " declared here");
   if (isWithin(s, loop, block))
-    throw ScheduleError("loop " + quoted(l) + " is inside block " + quoted(block->name), loop->loopVar->loc,
-                        "loop " + quoted(l) + " declared here");
+    throw ScheduleError("loop " + quoted(l) + " is inside block " + quoted(block->name),
+                        loop->loopVar->loc, "loop " + quoted(l) + " declared here");
 }
 
-void checkOnlyWriter(const ScheduleState &s, const Block *block, const std::unordered_set<Buffer> &buffers) {
+void checkOnlyWriter(const ScheduleState &s, const Block *block,
+                     const std::unordered_set<Buffer> &buffers) {
   for (const Block *other : s.blocks()) {
-    if (isWithin(s, other, block)) continue;
+    if (isWithin(s, other, block))
+      continue;
     std::unordered_set<Buffer> both = common(buffersWritten(Stmt(other)), buffers);
-    if (both.empty()) continue;
-    throw ScheduleError("buffer " + bufferNames(both) + " is written by block " + quoted(block->name) +
-                            " and by block " + quoted(other->name) + "; the block must be its only producer",
+    if (both.empty())
+      continue;
+    throw ScheduleError("buffer " + bufferNames(both) + " is written by block " +
+                            quoted(block->name) + " and by block " + quoted(other->name) +
+                            "; the block must be its only producer",
                         other->loc, "block " + quoted(other->name) + " also writes it");
   }
 }
 
 std::string bufferNames(const std::unordered_set<Buffer> &buffers) {
   std::vector<std::string> names;
-  for (const Buffer &b : buffers) names.push_back(quoted(b.name()));
+  for (const Buffer &b : buffers)
+    names.push_back(quoted(b.name()));
   std::sort(names.begin(), names.end());
   std::string out;
-  for (const std::string &n : names) out += (out.empty() ? "" : ", ") + n;
+  for (const std::string &n : names)
+    out += (out.empty() ? "" : ", ") + n;
   return out;
 }
 
-std::unordered_set<Buffer> common(const std::unordered_set<Buffer> &a, const std::unordered_set<Buffer> &b) {
+std::unordered_set<Buffer> common(const std::unordered_set<Buffer> &a,
+                                  const std::unordered_set<Buffer> &b) {
   std::unordered_set<Buffer> out;
   for (const Buffer &x : a)
-    if (b.count(x)) out.insert(x);
+    if (b.count(x))
+      out.insert(x);
   return out;
 }
 

@@ -1,7 +1,10 @@
-// Regions.h — the analysis shared by compute_at, reverse_compute_at, compute_inline and
+//===- passes/schedule/Regions.h --------------------------------------------------------------===//
+//
+// The analysis shared by compute_at, reverse_compute_at, compute_inline and
 // reverse_compute_inline (TVM's block and region analysis, in small): canonical affine forms of
 // index expressions, interval bounds over loop domains, the accesses of a block, the `where`
 // conditions a block can carry when it moves, and the surgery that moves or removes a block.
+
 #pragma once
 
 #include "passes/schedule/State.h"
@@ -80,7 +83,8 @@ std::unordered_set<ir::Buffer> buffersWritten(const ir::Stmt &s);
 /// `dom`. An iter var without a binding ranges over its whole extent. nullopt when `block`
 /// has no such access.
 std::optional<std::vector<Interval>> accessRegion(const ScheduleState &s, const ir::Block *block,
-                                                  const ir::Buffer &buffer, bool write, const Domain &dom);
+                                                  const ir::Buffer &buffer, bool write,
+                                                  const Domain &dom);
 
 /// The domain of the loops strictly between `outer` (or the root when null) and `node`.
 Domain loopsBetween(const ScheduleState &s, const ir::For *outer, const ir::StmtNode *node);
@@ -89,7 +93,8 @@ Domain loopsAroundAndAt(const ScheduleState &s, const ir::For *loop);
 
 /// The iter var `e` is, plus an offset free of iter vars: `vj + 1` → (vj, 1). nullopt when `e`
 /// is not of that form (or the iter var is not one of `block`'s).
-std::optional<std::pair<size_t, ir::Expr>> axisPlusOffset(const ir::Block *block, const ir::Expr &e);
+std::optional<std::pair<size_t, ir::Expr>> axisPlusOffset(const ir::Block *block,
+                                                          const ir::Expr &e);
 
 /// The index of the iter var that `e` is exactly, if any.
 std::optional<size_t> plainAxis(const ir::Block *block, const ir::Expr &e);
@@ -102,7 +107,8 @@ std::optional<size_t> plainAxis(const ir::Block *block, const ir::Expr &e);
 /// binding becomes that iter var), leaving out the bounds the domain implies (`vj < 128` for
 /// an axis of extent 128, `vj >= 0`). Throws ScheduleError (its message ending with `why`) when
 /// a conjunct still depends on loop variables: it cannot move with the block.
-std::vector<ir::Expr> predicateInAxes(const ScheduleState &s, const ir::Block *block, const std::string &why);
+std::vector<ir::Expr> predicateInAxes(const ScheduleState &s, const ir::Block *block,
+                                      const std::string &why);
 
 // ---------------------------------------------------------------------------------------------
 // Moving blocks
@@ -112,8 +118,8 @@ std::vector<ir::Expr> predicateInAxes(const ScheduleState &s, const ir::Block *b
 /// domain of extent 1 gets no loop), each iter var bound to `min + axK`. The `where` condition
 /// is `extra` and, where `outer` (the loops around the new place) cannot prove it, that each
 /// iter var stays in [0, extent).
-ir::Stmt makeLoopNest(const ir::Block *block, const std::vector<Interval> &domains, const std::vector<ir::Expr> &extra,
-                      const Domain &outer);
+ir::Stmt makeLoopNest(const ir::Block *block, const std::vector<Interval> &domains,
+                      const std::vector<ir::Expr> &extra, const Domain &outer);
 
 /// The statement `block` stands in, with the loops around it that hold nothing else: what
 /// disappears when the block moves away.
@@ -124,8 +130,8 @@ std::vector<ir::Stmt> bodyItems(const ir::For *loop);
 
 /// Replaces the function body: `remove` (a statement, see subtreeOf) disappears, and when
 /// `loop` is given, `insert` becomes item `position` of its body.
-void removeAndInsert(ScheduleState &s, const ir::StmtNode *remove, const ir::For *loop, size_t position,
-                     const ir::Stmt &insert);
+void removeAndInsert(ScheduleState &s, const ir::StmtNode *remove, const ir::For *loop,
+                     size_t position, const ir::Stmt &insert);
 
 /// The block's body when it is one store `BUF[…] = value;`, else nullptr.
 const ir::BufferStore *singleStore(const ir::Block *block);

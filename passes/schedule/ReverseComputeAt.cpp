@@ -1,5 +1,8 @@
-// ReverseComputeAt.cpp — reverse_compute_at(block, loop): move a consumer under a loop of its
+//===- passes/schedule/ReverseComputeAt.cpp ---------------------------------------------------===//
+//
+// reverse_compute_at(block, loop): move a consumer under a loop of its
 // producers, computing what they have just produced (TVM's tir.Schedule.reverse_compute_at).
+
 #include "passes/schedule/Primitives.h"
 
 #include "ir/IRPrinter.h"
@@ -20,7 +23,8 @@ using namespace ir;
 /// after: C computes, in each iteration of j_0, what Y has produced there (Y[i, j_0*4 .. +3]):
 ///   for i in 0..128 { for j_0 in 0..32 {
 ///     for k in 0..128 { for j_1 in 0..4 { block Y(…) { … } } }
-///     for ax0 in 0..4 { block C(vi = i, vj = j_0 * 4 + ax0) { C[vi, vj] = max(Y[vi, vj], 0.0); } } } }
+///     for ax0 in 0..4 { block C(vi = i, vj = j_0 * 4 + ax0) { C[vi, vj] = max(Y[vi, vj], 0.0); } }
+///     } }
 /// An axis whose region has one element gets no loop; a `where` keeps each axis in its domain
 /// when the region can overshoot it.
 ///
@@ -54,23 +58,27 @@ void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loop
   std::unordered_set<Buffer> produced;
   for (const Block *other : s.blocks()) {
     std::unordered_set<Buffer> feeds = common(buffersWritten(Stmt(other)), read);
-    if (isWithin(s, other, block) || feeds.empty()) continue;
+    if (isWithin(s, other, block) || feeds.empty())
+      continue;
     if (!isWithin(s, other, loop))
-      throw ScheduleError("block " + quoted(other->name) + " writes " + bufferNames(feeds) + ", which block " + b +
-                              " reads, but is not under loop " + l + "; every producer must be",
+      throw ScheduleError("block " + quoted(other->name) + " writes " + bufferNames(feeds) +
+                              ", which block " + b + " reads, but is not under loop " + l +
+                              "; every producer must be",
                           other->loc, "producer " + quoted(other->name) + " is here");
     producers.push_back(other);
     produced.insert(feeds.begin(), feeds.end());
   }
   if (producers.empty())
-    throw ScheduleError("block " + b + " has no producer under loop " + l + ": no block there writes " +
+    throw ScheduleError("block " + b + " has no producer under loop " + l +
+                            ": no block there writes " +
                             (read.empty() ? std::string("what it reads") : bufferNames(read)),
                         loopVar->loc, "loop " + l + " declared here");
 
   std::vector<const Block *> all = s.blocks(), under = blocksIn(Stmt(loop));
   size_t at = programIndex(s, block), lastUnder = programIndex(s, under.back());
   if (at < lastUnder)
-    throw ScheduleError("block " + b + " comes before loop " + l + "; a consumer must come after its producers",
+    throw ScheduleError("block " + b + " comes before loop " + l +
+                            "; a consumer must come after its producers",
                         block->loc, blockNote);
 
   std::vector<const For *> fixed = s.loopsAbove(loop);
@@ -79,13 +87,16 @@ void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loop
     for (const IterVar &iv : p->iterVars)
       for (const For *f : fixed)
         if (iv.kind == IterKind::Reduce && iv.binding.defined() && uses(iv.binding, f->loopVar))
-          throw ScheduleError("loop '" + f->loopVar.name() + "' is bound to reduce axis " + quoted(iv.var.name()) +
-                                  " of block " + quoted(p->name) + ", so one iteration of loop " + l +
+          throw ScheduleError("loop '" + f->loopVar.name() + "' is bound to reduce axis " +
+                                  quoted(iv.var.name()) + " of block " + quoted(p->name) +
+                                  ", so one iteration of loop " + l +
                                   " does not finish that reduction",
                               p->loc, "producer " + quoted(p->name) + " is here");
     if (!predicateInAxes(s, p, "the region it produces under loop " + l + " is unknown").empty())
-      throw ScheduleError("block " + quoted(p->name) + " has a 'where' condition other than bounds of its axes, so the "
-                              "region it produces under loop " + l + " is unknown",
+      throw ScheduleError("block " + quoted(p->name) +
+                              " has a 'where' condition other than bounds of its axes, so the "
+                              "region it produces under loop " +
+                              l + " is unknown",
                           p->loc, "producer " + quoted(p->name) + " is here");
   }
 
@@ -93,12 +104,15 @@ void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loop
   // (other iterations run after it) and those between the loop and it.
   for (size_t i = programIndex(s, under.front()); i < at; ++i) {
     const Block *other = all[i];
-    if (std::find(producers.begin(), producers.end(), other) != producers.end()) continue;
+    if (std::find(producers.begin(), producers.end(), other) != producers.end())
+      continue;
     std::unordered_set<Buffer> clash = common(buffersWritten(Stmt(other)), written);
-    for (const Buffer &buf : common(buffersRead(Stmt(other)), written)) clash.insert(buf);
+    for (const Buffer &buf : common(buffersRead(Stmt(other)), written))
+      clash.insert(buf);
     if (!clash.empty())
-      throw ScheduleError("block " + quoted(other->name) + " uses " + bufferNames(clash) + ", which block " + b +
-                              " writes; moving " + b + " under loop " + l + " would change what it sees",
+      throw ScheduleError("block " + quoted(other->name) + " uses " + bufferNames(clash) +
+                              ", which block " + b + " writes; moving " + b + " under loop " + l +
+                              " would change what it sees",
                           other->loc, "block " + quoted(other->name) + " is here");
   }
   std::vector<Expr> extra = predicateInAxes(s, block, "it cannot move under loop " + l);
@@ -110,21 +124,25 @@ void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loop
     Domain dom = loopsBetween(s, loop, p);
     for (const Buffer &buf : produced) {
       std::optional<std::vector<Interval>> r = accessRegion(s, p, buf, true, dom);
-      if (!r) continue;
+      if (!r)
+        continue;
       auto [it, fresh] = region.emplace(buf, *r);
       if (!fresh)
-        for (size_t d = 0; d < r->size(); ++d) it->second[d] = hull(it->second[d], (*r)[d]);
+        for (size_t d = 0; d < r->size(); ++d)
+          it->second[d] = hull(it->second[d], (*r)[d]);
     }
   }
   std::vector<Access> accesses = accessesOf(block);
   std::vector<std::optional<Interval>> demand(block->iterVars.size());
   for (const Access &a : accesses) {
     auto it = region.find(a.buffer);
-    if (a.write || it == region.end()) continue;
+    if (a.write || it == region.end())
+      continue;
     for (size_t d = 0; d < a.indices.size() && d < it->second.size(); ++d) {
       std::optional<std::pair<size_t, Expr>> axis = axisPlusOffset(block, a.indices[d]);
       const Interval &have = it->second[d];
-      if (!axis || !have.bounded()) continue;
+      if (!axis || !have.bounded())
+        continue;
       Interval v{canonical(have.min - axis->second), canonical(have.max - axis->second)};
       std::optional<Interval> &slot = demand[axis->first];
       slot = slot ? hull(*slot, v) : v;
@@ -134,24 +152,30 @@ void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loop
   Domain axes;
   for (size_t k = 0; k < demand.size(); ++k) {
     const IterVar &iv = block->iterVars[k];
-    domains.push_back(demand[k] && demand[k]->bounded() ? *demand[k] : Interval::ofRange(intImm(0), iv.extent));
+    domains.push_back(demand[k] && demand[k]->bounded() ? *demand[k]
+                                                        : Interval::ofRange(intImm(0), iv.extent));
     axes.emplace_back(iv.var, domains.back());
   }
   // Every element the block then reads must have been produced in the same iteration.
   Domain outer = loopsAroundAndAt(s, loop);
   for (const Access &a : accesses) {
     auto it = region.find(a.buffer);
-    if (a.write || it == region.end()) continue;
+    if (a.write || it == region.end())
+      continue;
     for (size_t d = 0; d < a.indices.size() && d < it->second.size(); ++d) {
       Interval need = bound(a.indices[d], axes);
       const Interval &have = it->second[d];
-      if (proveLE(have.min, need.min, outer) && proveLE(need.max, have.max, outer)) continue;
+      if (proveLE(have.min, need.min, outer) && proveLE(need.max, have.max, outer))
+        continue;
       auto show = [](const Interval &r) {
-        return r.bounded() ? "[" + toString(r.min) + ", " + toString(r.max) + "]" : std::string("an unknown range");
+        return r.bounded() ? "[" + toString(r.min) + ", " + toString(r.max) + "]"
+                           : std::string("an unknown range");
       };
       throw ScheduleError("block " + b + " reads elements of " + quoted(a.buffer.name()) +
-                              " that the blocks under loop " + l + " do not produce in the same iteration (dimension " +
-                              std::to_string(d) + ": reads " + show(need) + ", produced " + show(have) + ")",
+                              " that the blocks under loop " + l +
+                              " do not produce in the same iteration (dimension " +
+                              std::to_string(d) + ": reads " + show(need) + ", produced " +
+                              show(have) + ")",
                           block->loc, blockNote);
     }
   }

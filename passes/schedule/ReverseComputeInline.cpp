@@ -1,5 +1,8 @@
-// ReverseComputeInline.cpp — reverse_compute_inline(block): inline an element-wise consumer
+//===- passes/schedule/ReverseComputeInline.cpp -----------------------------------------------===//
+//
+// reverse_compute_inline(block): inline an element-wise consumer
 // into its producer (TVM's tir.Schedule.reverse_compute_inline).
+
 #include "passes/schedule/Primitives.h"
 
 #include "ir/IRMutator.h"
@@ -19,17 +22,20 @@ struct LoadReplacer : IRMutator {
   Buffer buffer;
   Expr value;
   Expr visit(const BufferLoad *op) override {
-    if (op->buffer == buffer) return value;
+    if (op->buffer == buffer)
+      return value;
     return IRMutator::visit(op);
   }
 };
 
 /// The iter var of each index of a store or load, when they are distinct axes of `block`.
-std::optional<std::vector<size_t>> distinctAxes(const Block *block, const std::vector<Expr> &indices) {
+std::optional<std::vector<size_t>> distinctAxes(const Block *block,
+                                                const std::vector<Expr> &indices) {
   std::vector<size_t> out;
   for (const Expr &index : indices) {
     std::optional<size_t> k = plainAxis(block, index);
-    if (!k || std::find(out.begin(), out.end(), *k) != out.end()) return std::nullopt;
+    if (!k || std::find(out.begin(), out.end(), *k) != out.end())
+      return std::nullopt;
     out.push_back(*k);
   }
   return out;
@@ -38,7 +44,8 @@ std::optional<std::vector<size_t>> distinctAxes(const Block *block, const std::v
 std::vector<BufferRegion> without(const std::vector<BufferRegion> &regions, const Buffer &b) {
   std::vector<BufferRegion> out;
   for (const BufferRegion &r : regions)
-    if (!(r.buffer == b)) out.push_back(r);
+    if (!(r.buffer == b))
+      out.push_back(r);
   return out;
 }
 
@@ -46,10 +53,12 @@ std::vector<BufferRegion> without(const std::vector<BufferRegion> &regions, cons
 
 /// reverse_compute_inline(C) — before:
 ///   alloc B: f32[128, 128];
-///   for i in 0..128 { for j in 0..128 { block B(vi = i, vj = j) { B[vi, vj] = A[vi, vj] * 2.0; } } }
-///   for i in 0..128 { for j in 0..128 { block C(vi = i, vj = j) { C[vj, vi] = B[vi, vj] + 1.0; } } }
+///   for i in 0..128 { for j in 0..128 { block B(vi = i, vj = j) { B[vi, vj] = A[vi, vj] * 2.0; } }
+///   } for i in 0..128 { for j in 0..128 { block C(vi = i, vj = j) { C[vj, vi] = B[vi, vj] + 1.0; }
+///   } }
 /// after (C, its loops and B's allocation are gone; the producer keeps its name):
-///   for i in 0..128 { for j in 0..128 { block B(vi = i, vj = j) { C[vj, vi] = A[vi, vj] * 2.0 + 1.0; } } }
+///   for i in 0..128 { for j in 0..128 { block B(vi = i, vj = j) { C[vj, vi] = A[vi, vj] * 2.0
+///   + 1.0; } } }
 ///
 /// Preconditions: the block has no reduce axis, its body is one store `C[…] = f(B[…], …)`, it
 /// does not read C and is C's only writer; exactly one block (the producer) writes what it
@@ -71,42 +80,48 @@ void reverseComputeInline(ScheduleState &s, const std::string &name) {
                           block->loc, blockNote);
   const BufferStore *store = singleStore(block);
   if (block->init.defined() || !store)
-    throw ScheduleError("the body of block " + b + " is not a single store 'BUF[…] = value;'", block->loc, blockNote);
+    throw ScheduleError("the body of block " + b + " is not a single store 'BUF[…] = value;'",
+                        block->loc, blockNote);
   const Buffer out = store->buffer;
   std::unordered_set<Buffer> read = buffersRead(Stmt(block));
   if (read.count(out))
-    throw ScheduleError("block " + b + " reads " + quoted(out.name()) + ", which it writes", block->loc, blockNote);
+    throw ScheduleError("block " + b + " reads " + quoted(out.name()) + ", which it writes",
+                        block->loc, blockNote);
   checkOnlyWriter(s, block, {out});
 
   const Block *producer = nullptr;
   Buffer buf;
   for (const Block *other : s.blocks()) {
     std::unordered_set<Buffer> feeds = common(buffersWritten(Stmt(other)), read);
-    if (other == block || feeds.empty()) continue;
+    if (other == block || feeds.empty())
+      continue;
     if (producer || feeds.size() > 1)
-      throw ScheduleError("block " + b + " reads what more than one block or buffer produces (" +
-                              quoted(producer ? producer->name : other->name) + " writes " +
-                              (producer ? quoted(buf.name()) : bufferNames(feeds)) +
-                              (producer ? ", " + quoted(other->name) + " writes " + bufferNames(feeds) : "") +
-                              "); it can be inlined only into a single producer",
-                          other->loc, "producer " + quoted(other->name) + " is here");
+      throw ScheduleError(
+          "block " + b + " reads what more than one block or buffer produces (" +
+              quoted(producer ? producer->name : other->name) + " writes " +
+              (producer ? quoted(buf.name()) : bufferNames(feeds)) +
+              (producer ? ", " + quoted(other->name) + " writes " + bufferNames(feeds) : "") +
+              "); it can be inlined only into a single producer",
+          other->loc, "producer " + quoted(other->name) + " is here");
     producer = other;
     buf = *feeds.begin();
   }
   if (!producer)
-    throw ScheduleError("no block writes what block " + b + " reads; there is no producer to inline it into",
+    throw ScheduleError("no block writes what block " + b +
+                            " reads; there is no producer to inline it into",
                         block->loc, blockNote);
   Stmt keepProducer(producer);
   const std::string p = quoted(producer->name), bufName = quoted(buf.name());
   const std::string producerNote = "producer " + p + " is here";
   if (buf.role() != BufferRole::Alloc)
-    throw ScheduleError("buffer " + bufName + " is an output of the function; it must keep the values block " + p +
+    throw ScheduleError("buffer " + bufName +
+                            " is an output of the function; it must keep the values block " + p +
                             " writes",
                         producer->loc, producerNote);
   for (const Block *other : s.blocks())
     if (other != block && other != producer && buffersRead(Stmt(other)).count(buf))
-      throw ScheduleError("buffer " + bufName + " has another consumer, block " + quoted(other->name) +
-                              "; the consumer inlined must be the only one",
+      throw ScheduleError("buffer " + bufName + " has another consumer, block " +
+                              quoted(other->name) + "; the consumer inlined must be the only one",
                           other->loc, "consumer " + quoted(other->name) + " is here");
   size_t at = programIndex(s, block), from = programIndex(s, producer);
   if (at < from)
@@ -114,19 +129,23 @@ void reverseComputeInline(ScheduleState &s, const std::string &name) {
 
   std::optional<std::vector<Expr>> loadIndices;
   for (const Access &a : accessesOf(block)) {
-    if (a.write || !(a.buffer == buf)) continue;
+    if (a.write || !(a.buffer == buf))
+      continue;
     if (!loadIndices) {
       loadIndices = a.indices;
       continue;
     }
     bool same = a.indices.size() == loadIndices->size();
-    for (size_t d = 0; same && d < a.indices.size(); ++d) same = equalExpr(a.indices[d], (*loadIndices)[d]);
+    for (size_t d = 0; same && d < a.indices.size(); ++d)
+      same = equalExpr(a.indices[d], (*loadIndices)[d]);
     if (!same)
-      throw ScheduleError("block " + b + " reads " + bufName + " at more than one index", block->loc, blockNote);
+      throw ScheduleError("block " + b + " reads " + bufName + " at more than one index",
+                          block->loc, blockNote);
   }
   std::optional<std::vector<size_t>> consumerAxes = distinctAxes(block, *loadIndices);
   if (!consumerAxes)
-    throw ScheduleError("the indices of the read of " + bufName + " in block " + b + " are not distinct axes",
+    throw ScheduleError("the indices of the read of " + bufName + " in block " + b +
+                            " are not distinct axes",
                         block->loc, blockNote);
   for (size_t k = 0; k < block->iterVars.size(); ++k)
     if (std::find(consumerAxes->begin(), consumerAxes->end(), k) == consumerAxes->end())
@@ -141,29 +160,36 @@ void reverseComputeInline(ScheduleState &s, const std::string &name) {
                           producer->loc, producerNote);
   const BufferStore *pstore = singleStore(producer);
   if (producer->init.defined() || !pstore || !(pstore->buffer == buf))
-    throw ScheduleError("the body of producer " + p + " is not a single store to " + bufName, producer->loc,
-                        producerNote);
+    throw ScheduleError("the body of producer " + p + " is not a single store to " + bufName,
+                        producer->loc, producerNote);
   if (buffersRead(Stmt(producer)).count(buf))
-    throw ScheduleError("producer " + p + " reads " + bufName + ", which it writes, so it is not a complete block",
+    throw ScheduleError("producer " + p + " reads " + bufName +
+                            ", which it writes, so it is not a complete block",
                         producer->loc, producerNote);
   std::optional<std::vector<size_t>> producerAxes = distinctAxes(producer, pstore->indices);
   if (!producerAxes)
-    throw ScheduleError("the indices of the store to " + bufName + " in block " + p + " are not distinct axes",
+    throw ScheduleError("the indices of the store to " + bufName + " in block " + p +
+                            " are not distinct axes",
                         producer->loc, producerNote);
   std::vector<std::pair<Var, Expr>> map;
   for (size_t d = 0; d < consumerAxes->size(); ++d) {
-    const IterVar &c = block->iterVars[(*consumerAxes)[d]], &q = producer->iterVars[(*producerAxes)[d]];
+    const IterVar &c = block->iterVars[(*consumerAxes)[d]],
+                  &q = producer->iterVars[(*producerAxes)[d]];
     std::optional<int64_t> diff = constDiff(c.extent, q.extent);
     if (!diff || *diff != 0)
-      throw ScheduleError("axis " + quoted(c.var.name()) + " of block " + b + " has extent " + toString(c.extent) +
-                              " but axis " + quoted(q.var.name()) + " of producer " + p + ", which writes dimension " +
-                              std::to_string(d) + " of " + bufName + ", has extent " + toString(q.extent),
+      throw ScheduleError("axis " + quoted(c.var.name()) + " of block " + b + " has extent " +
+                              toString(c.extent) + " but axis " + quoted(q.var.name()) +
+                              " of producer " + p + ", which writes dimension " +
+                              std::to_string(d) + " of " + bufName + ", has extent " +
+                              toString(q.extent),
                           producer->loc, producerNote);
     map.emplace_back(c.var, VarRef::make(q.var));
   }
   if (!predicateInAxes(s, block, "inlining would drop it").empty())
-    throw ScheduleError("block " + b + " has a 'where' condition other than bounds of its axes; inlining would drop it",
-                        block->loc, blockNote);
+    throw ScheduleError(
+        "block " + b +
+            " has a 'where' condition other than bounds of its axes; inlining would drop it",
+        block->loc, blockNote);
 
   std::vector<const Block *> all = s.blocks();
   std::unordered_set<Buffer> inputs = read;
@@ -171,10 +197,12 @@ void reverseComputeInline(ScheduleState &s, const std::string &name) {
   for (size_t i = from + 1; i < at; ++i) {
     std::unordered_set<Buffer> w = buffersWritten(Stmt(all[i])), r = buffersRead(Stmt(all[i]));
     std::unordered_set<Buffer> clash = common(w, inputs);
-    if (w.count(out) || r.count(out)) clash.insert(out);
+    if (w.count(out) || r.count(out))
+      clash.insert(out);
     if (!clash.empty())
-      throw ScheduleError("block " + quoted(all[i]->name) + " uses " + bufferNames(clash) + " between producer " + p +
-                              " and block " + b + "; inlining " + b + " would move its work before it",
+      throw ScheduleError("block " + quoted(all[i]->name) + " uses " + bufferNames(clash) +
+                              " between producer " + p + " and block " + b + "; inlining " + b +
+                              " would move its work before it",
                           all[i]->loc, "block " + quoted(all[i]->name) + " is here");
   }
 
@@ -184,11 +212,13 @@ void reverseComputeInline(ScheduleState &s, const std::string &name) {
   replace.value = pstore->value;
   Expr value = replace.mutate(substitute(store->value, map));
   std::vector<Expr> indices;
-  for (const Expr &index : store->indices) indices.push_back(substitute(index, map));
+  for (const Expr &index : store->indices)
+    indices.push_back(substitute(index, map));
   Stmt newStore = BufferStore::make(out, value, indices, store->loc);
-  Stmt newProducer = Block::make(producer->name, producer->iterVars, producer->predicate, producer->init, newStore,
-                                 without(producer->reads, buf), without(producer->writes, buf), producer->allocBuffers,
-                                 producer->loc);
+  Stmt newProducer =
+      Block::make(producer->name, producer->iterVars, producer->predicate, producer->init, newStore,
+                  without(producer->reads, buf), without(producer->writes, buf),
+                  producer->allocBuffers, producer->loc);
 
   // Step 3: replace the producer, remove the consumer with its loops; the buffer disappears.
   s.replace(producer, newProducer);

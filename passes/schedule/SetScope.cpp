@@ -1,4 +1,7 @@
-// SetScope.cpp — set_scope(block, buffer, scope): where an intermediate buffer lives.
+//===- passes/schedule/SetScope.cpp -----------------------------------------------------------===//
+//
+// set_scope(block, buffer, scope): where an intermediate buffer lives.
+
 #include "passes/schedule/Primitives.h"
 
 #include "passes/schedule/BufferUtils.h"
@@ -15,12 +18,14 @@ using namespace ir;
 ///
 /// Refused when the block does not write the buffer, and for inputs and outputs (their memory
 /// belongs to the caller).
-void setScope(ScheduleState &s, const std::string &blockName, const Buffer &buffer, MemScope scope) {
+void setScope(ScheduleState &s, const std::string &blockName, const Buffer &buffer,
+              MemScope scope) {
   // Step 1: check.
   const Block *block = s.block(blockName);
   requireWrites(block, buffer);
   requireAlloc(s, buffer, "set_scope");
-  if (buffer.scope() == scope) return;
+  if (buffer.scope() == scope)
+    return;
   // Step 2: rewrite.
   BufferSpec spec(buffer);
   spec.scope = scope;

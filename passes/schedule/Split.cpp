@@ -1,4 +1,5 @@
-// Split.cpp — split(loop, factors): one loop into several nested ones.
+//===- passes/schedule/Split.cpp - split(loop, factors): one loop into several nested ones ----===//
+
 #include "passes/schedule/Primitives.h"
 
 #include "ir/IRMutator.h"
@@ -17,13 +18,15 @@ struct AddPredicate : IRMutator {
     Stmt inner = IRMutator::visit(op);
     auto *b = inner.as<Block>();
     Expr pred = isConstInt(b->predicate, 1) ? cond : logicalAnd(b->predicate, cond);
-    return Block::make(b->name, b->iterVars, pred, b->init, b->body, b->reads, b->writes, b->allocBuffers, b->loc);
+    return Block::make(b->name, b->iterVars, pred, b->init, b->body, b->reads, b->writes,
+                       b->allocBuffers, b->loc);
   }
 };
 
 } // namespace
 
-std::vector<Var> split(ScheduleState &s, const Var &loopVar, const std::vector<std::optional<int64_t>> &factors) {
+std::vector<Var> split(ScheduleState &s, const Var &loopVar,
+                       const std::vector<std::optional<int64_t>> &factors) {
   // Step 1: check.
   const For *loop = s.loop(loopVar);
   auto declared = [&] { return loopVar->loc; };
@@ -37,14 +40,17 @@ std::vector<Var> split(ScheduleState &s, const Var &loopVar, const std::vector<s
       continue;
     }
     if (*f <= 0)
-      throw ScheduleError("split factor " + std::to_string(*f) + " is not positive", declared(), "loop declared here");
+      throw ScheduleError("split factor " + std::to_string(*f) + " is not positive", declared(),
+                          "loop declared here");
     known *= *f;
   }
   if (placeholders > 1)
-    throw ScheduleError("split takes at most one inferred factor '_'", declared(), "loop declared here");
+    throw ScheduleError("split takes at most one inferred factor '_'", declared(),
+                        "loop declared here");
   std::optional<int64_t> extent = asConstInt(loop->extent);
   if (!extent && placeholders == 0)
-    throw ScheduleError("loop '" + loopVar.name() + "' has a symbolic extent; one factor must be inferred ('_')",
+    throw ScheduleError("loop '" + loopVar.name() +
+                            "' has a symbolic extent; one factor must be inferred ('_')",
                         loopVar->loc, "loop declared here");
 
   // Step 2: the new loops, outermost first.
@@ -54,14 +60,18 @@ std::vector<Var> split(ScheduleState &s, const Var &loopVar, const std::vector<s
       extents.push_back(intImm(*f));
       continue;
     }
-    if (extent) extents.push_back(intImm((*extent + known - 1) / known));
-    else extents.push_back(simplify((loop->extent + (known - 1)) / known));
+    if (extent)
+      extents.push_back(intImm((*extent + known - 1) / known));
+    else
+      extents.push_back(simplify((loop->extent + (known - 1)) / known));
   }
   std::vector<Var> vars;
-  for (size_t i = 0; i < factors.size(); ++i) vars.push_back(freshVar(loopVar.name() + "_" + std::to_string(i), loopVar->loc));
+  for (size_t i = 0; i < factors.size(); ++i)
+    vars.push_back(freshVar(loopVar.name() + "_" + std::to_string(i), loopVar->loc));
   // loop = min + ((v0 * e1 + v1) * e2 + v2) …
   Expr fused = VarRef::make(vars[0]);
-  for (size_t i = 1; i < vars.size(); ++i) fused = fused * extents[i] + VarRef::make(vars[i]);
+  for (size_t i = 1; i < vars.size(); ++i)
+    fused = fused * extents[i] + VarRef::make(vars[i]);
   fused = simplify(fused);
   Expr value = isConstInt(loop->min, 0) ? fused : simplify(loop->min + fused);
 
@@ -70,7 +80,8 @@ std::vector<Var> split(ScheduleState &s, const Var &loopVar, const std::vector<s
   bool exact = false;
   if (extent) {
     int64_t product = 1;
-    for (const Expr &e : extents) product *= *asConstInt(e);
+    for (const Expr &e : extents)
+      product *= *asConstInt(e);
     exact = product == *extent;
   }
   if (!exact) {

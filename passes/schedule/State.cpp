@@ -1,3 +1,7 @@
+//===- passes/schedule/State.cpp --------------------------------------------------------------===//
+//
+// Implementation of passes/schedule/State.h.
+
 #include "passes/schedule/State.h"
 
 #include "ir/IRMutator.h"
@@ -7,7 +11,8 @@ namespace tdsl::schedule {
 
 using namespace ir;
 
-ScheduleState::ScheduleState(Func func, std::string target) : func_(std::move(func)), target_(std::move(target)) {}
+ScheduleState::ScheduleState(Func func, std::string target)
+    : func_(std::move(func)), target_(std::move(target)) {}
 
 namespace {
 
@@ -17,14 +22,25 @@ struct PathFinder : IRVisitor {
   std::vector<const StmtNode *> stack, found;
   bool done = false;
 
-  void visit(const For *op) override { descend(op, [&] { IRVisitor::visit(op); }); }
-  void visit(const Block *op) override { descend(op, [&] { IRVisitor::visit(op); }); }
-  void visit(const SeqStmt *op) override { descend(op, [&] { IRVisitor::visit(op); }); }
-  void visit(const IfThenElse *op) override { descend(op, [&] { IRVisitor::visit(op); }); }
-  void visit(const LetStmt *op) override { descend(op, [&] { IRVisitor::visit(op); }); }
+  void visit(const For *op) override {
+    descend(op, [&] { IRVisitor::visit(op); });
+  }
+  void visit(const Block *op) override {
+    descend(op, [&] { IRVisitor::visit(op); });
+  }
+  void visit(const SeqStmt *op) override {
+    descend(op, [&] { IRVisitor::visit(op); });
+  }
+  void visit(const IfThenElse *op) override {
+    descend(op, [&] { IRVisitor::visit(op); });
+  }
+  void visit(const LetStmt *op) override {
+    descend(op, [&] { IRVisitor::visit(op); });
+  }
 
   template <typename F> void descend(const StmtNode *op, F &&inner) {
-    if (done) return;
+    if (done)
+      return;
     if (op == target) {
       found = stack;
       done = true;
@@ -58,8 +74,12 @@ protected:
   Stmt visit(const For *op) override { return op == old ? replacement : IRMutator::visit(op); }
   Stmt visit(const Block *op) override { return op == old ? replacement : IRMutator::visit(op); }
   Stmt visit(const SeqStmt *op) override { return op == old ? replacement : IRMutator::visit(op); }
-  Stmt visit(const IfThenElse *op) override { return op == old ? replacement : IRMutator::visit(op); }
-  Stmt visit(const BufferStore *op) override { return op == old ? replacement : IRMutator::visit(op); }
+  Stmt visit(const IfThenElse *op) override {
+    return op == old ? replacement : IRMutator::visit(op);
+  }
+  Stmt visit(const BufferStore *op) override {
+    return op == old ? replacement : IRMutator::visit(op);
+  }
 };
 
 struct VarSubstituter : IRMutator {
@@ -69,7 +89,8 @@ struct VarSubstituter : IRMutator {
 protected:
   Expr visit(const VarRef *op) override {
     for (auto &[v, e] : map)
-      if (v == op->var) return e;
+      if (v == op->var)
+        return e;
     return op;
   }
 };
@@ -80,14 +101,16 @@ const For *ScheduleState::loop(const Var &var) const {
   Collector c;
   c.visitStmt(prim().body);
   for (const For *f : c.loops)
-    if (f->loopVar == var) return f;
-  throw ScheduleError("loop '" + var.name() + "' no longer exists in '" + prim().name + "'", var->loc,
-                      "loop declared here");
+    if (f->loopVar == var)
+      return f;
+  throw ScheduleError("loop '" + var.name() + "' no longer exists in '" + prim().name + "'",
+                      var->loc, "loop declared here");
 }
 
 const Block *ScheduleState::block(const std::string &name) const {
   for (const Block *b : blocks())
-    if (b->name == name) return b;
+    if (b->name == name)
+      return b;
   throw ScheduleError("no block named '" + name + "' in '" + prim().name + "'");
 }
 
@@ -103,13 +126,15 @@ std::vector<const StmtNode *> ScheduleState::ancestors(const StmtNode *node) con
 std::vector<const For *> ScheduleState::loopsAbove(const StmtNode *node) const {
   std::vector<const For *> out;
   for (const StmtNode *s : ancestors(node))
-    if (s->kind == StmtKind::For) out.push_back(static_cast<const For *>(s));
+    if (s->kind == StmtKind::For)
+      out.push_back(static_cast<const For *>(s));
   return out;
 }
 
 void ScheduleState::setBody(Stmt body) {
   const PrimFunc &p = prim();
-  func_ = PrimFunc::make(p.name, p.constVars, p.inputs, p.outputs, p.shapeVars, p.allocBuffers, std::move(body), p.loc);
+  func_ = PrimFunc::make(p.name, p.constVars, p.inputs, p.outputs, p.shapeVars, p.allocBuffers,
+                         std::move(body), p.loc);
 }
 
 void ScheduleState::replace(const StmtNode *old, Stmt replacement) {
@@ -124,14 +149,18 @@ void requireNoNestedBlocks(const ScheduleState &s, const std::string &primitive)
     for (const StmtNode *a : s.ancestors(b))
       if (a->kind == StmtKind::Block) {
         const Block *outer = static_cast<const Block *>(a);
-        throw ScheduleError(primitive + " does not support blocks nested in blocks yet (block '" + b->name +
-                                "' is inside block '" + outer->name + "')",
+        throw ScheduleError(primitive + " does not support blocks nested in blocks yet (block '" +
+                                b->name + "' is inside block '" + outer->name + "')",
                             outer->loc, "block '" + outer->name + "' is here");
       }
 }
 
-Expr substitute(const Expr &e, const std::vector<std::pair<Var, Expr>> &map) { return VarSubstituter(map).mutate(e); }
-Stmt substitute(const Stmt &s, const std::vector<std::pair<Var, Expr>> &map) { return VarSubstituter(map).mutate(s); }
+Expr substitute(const Expr &e, const std::vector<std::pair<Var, Expr>> &map) {
+  return VarSubstituter(map).mutate(e);
+}
+Stmt substitute(const Stmt &s, const std::vector<std::pair<Var, Expr>> &map) {
+  return VarSubstituter(map).mutate(s);
+}
 
 bool uses(const Expr &e, const Var &v) {
   struct U : IRVisitor {
@@ -170,27 +199,39 @@ void Affine::add(const Var &v, int64_t c) {
 
 int64_t Affine::coeff(const Var &v) const {
   for (const auto &[var, c] : terms)
-    if (var == v) return c;
+    if (var == v)
+      return c;
   return 0;
 }
 
 std::optional<Affine> affine(const Expr &e) {
-  if (auto c = asConstInt(e)) return Affine{{}, *c};
-  if (auto *v = e.as<VarRef>()) return Affine{{{v->var, 1}}, 0};
-  auto combine = [](std::optional<Affine> a, std::optional<Affine> b, int64_t sign) -> std::optional<Affine> {
-    if (!a || !b) return std::nullopt;
-    for (auto &[v, c] : b->terms) a->add(v, sign * c);
+  if (auto c = asConstInt(e))
+    return Affine{{}, *c};
+  if (auto *v = e.as<VarRef>())
+    return Affine{{{v->var, 1}}, 0};
+  auto combine = [](std::optional<Affine> a, std::optional<Affine> b,
+                    int64_t sign) -> std::optional<Affine> {
+    if (!a || !b)
+      return std::nullopt;
+    for (auto &[v, c] : b->terms)
+      a->add(v, sign * c);
     a->constant += sign * b->constant;
     return a;
   };
-  if (auto *a = e.as<Add>()) return combine(affine(a->a), affine(a->b), 1);
-  if (auto *s = e.as<Sub>()) return combine(affine(s->a), affine(s->b), -1);
+  if (auto *a = e.as<Add>())
+    return combine(affine(a->a), affine(a->b), 1);
+  if (auto *s = e.as<Sub>())
+    return combine(affine(s->a), affine(s->b), -1);
   if (auto *m = e.as<Mul>()) {
     std::optional<Affine> x = affine(m->a), y = affine(m->b);
-    if (!x || !y) return std::nullopt;
-    if (y->terms.empty()) std::swap(x, y);
-    if (!x->terms.empty()) return std::nullopt; // var * var
-    for (auto &[v, c] : y->terms) c *= x->constant;
+    if (!x || !y)
+      return std::nullopt;
+    if (y->terms.empty())
+      std::swap(x, y);
+    if (!x->terms.empty())
+      return std::nullopt; // var * var
+    for (auto &[v, c] : y->terms)
+      c *= x->constant;
     y->constant *= x->constant;
     return y;
   }

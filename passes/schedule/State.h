@@ -1,5 +1,8 @@
-// State.h — the schedule state: the function being scheduled, lookups of loops and blocks by
+//===- passes/schedule/State.h ----------------------------------------------------------------===//
+//
+// The schedule state: the function being scheduled, lookups of loops and blocks by
 // handle, and the replace step every primitive ends with (TVM's ScheduleState, in small).
+
 #pragma once
 
 #include "ir/IR.h"

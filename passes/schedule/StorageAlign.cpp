@@ -1,4 +1,7 @@
-// StorageAlign.cpp — storage_align(block, buffer, axis, factor, offset): pads a stride.
+//===- passes/schedule/StorageAlign.cpp -------------------------------------------------------===//
+//
+// storage_align(block, buffer, axis, factor, offset): pads a stride.
+
 #include "passes/schedule/Primitives.h"
 
 #include "passes/schedule/BufferUtils.h"
@@ -16,22 +19,25 @@ using namespace ir;
 ///
 /// Refused when the block does not write the buffer, for inputs and outputs, when `axis` is not
 /// in [-rank, rank), when `factor` is not positive, and when `offset` is not in [0, factor).
-void storageAlign(ScheduleState &s, const std::string &blockName, const Buffer &buffer, int64_t axis, int64_t factor,
-                  int64_t offset) {
+void storageAlign(ScheduleState &s, const std::string &blockName, const Buffer &buffer,
+                  int64_t axis, int64_t factor, int64_t offset) {
   // Step 1: check.
   const Block *block = s.block(blockName);
   requireWrites(block, buffer);
   requireAlloc(s, buffer, "storage_align");
   int64_t rank = static_cast<int64_t>(buffer.rank());
   if (axis < -rank || axis >= rank)
-    throw ScheduleError("axis " + std::to_string(axis) + " is out of range: '" + buffer.name() + "' has " +
-                            std::to_string(rank) + " dimension" + (rank == 1 ? "" : "s"),
+    throw ScheduleError("axis " + std::to_string(axis) + " is out of range: '" + buffer.name() +
+                            "' has " + std::to_string(rank) + " dimension" + (rank == 1 ? "" : "s"),
                         buffer->loc, "'" + buffer.name() + "' declared here");
-  if (axis < 0) axis += rank;
-  if (factor <= 0) throw ScheduleError("factor " + std::to_string(factor) + " is not positive");
+  if (axis < 0)
+    axis += rank;
+  if (factor <= 0)
+    throw ScheduleError("factor " + std::to_string(factor) + " is not positive");
   if (offset < 0 || offset >= factor)
-    throw ScheduleError("offset " + std::to_string(offset) + " is not in [0, " + std::to_string(factor) +
-                        "), the range for factor " + std::to_string(factor));
+    throw ScheduleError("offset " + std::to_string(offset) + " is not in [0, " +
+                        std::to_string(factor) + "), the range for factor " +
+                        std::to_string(factor));
   // Step 2: rewrite.
   BufferSpec spec(buffer);
   spec.align.resize(static_cast<size_t>(rank));

@@ -1,10 +1,13 @@
-// FuzzCorpus.cpp — `tdsl-fuzz-corpus`: feeds tdslc every .tdsl file of a corpus cut at every
+//===- test/fuzz-tool/FuzzCorpus.cpp ----------------------------------------------------------===//
+//
+// `tdsl-fuzz-corpus`: feeds tdslc every .tdsl file of a corpus cut at every
 // byte offset and with seeded random byte flips, and checks that each run ends with exit 0, or
 // exit 1 and an `error:` diagnostic — never a signal, an abort, an exception or a time-out.
 //
-//   tdsl-fuzz-corpus [--seed S] [--flips N] [--sample K] [--timeout SECS] [--jobs J]
-//                    [--emit ast|ir] [--cut-stride K] [--full-cut-limit BYTES] [--tdslc PATH] [--repro-dir DIR] [--stdlib DIR] PATH...
-//   tdsl-fuzz-corpus --replay FILE --as PATH      (re-runs one saved case, in-process)
+// tdsl-fuzz-corpus [--seed S] [--flips N] [--sample K] [--timeout SECS] [--jobs J]
+// [--emit ast|ir] [--cut-stride K] [--full-cut-limit BYTES] [--tdslc PATH] [--repro-dir DIR]
+// [--stdlib DIR] PATH... tdsl-fuzz-corpus --replay FILE --as PATH      (re-runs one saved case,
+// in-process)
 //
 // Cases run in-process through tdsl::runCompiler (--emit=ast, or --emit=ir to run the checker
 // and IR builder too) with the mutated text given as
@@ -18,6 +21,7 @@
 // Cutting an n-byte file at every offset parses n²/2 bytes, so a file larger than
 // --full-cut-limit (default 8192 bytes; 0: none) — in practice a generated stress test — is cut
 // at every offset of its first half-limit and last 256 bytes, and at 512 offsets in between.
+
 #include "tools/driver/Driver.h"
 
 #include <algorithm>
@@ -44,16 +48,16 @@ namespace {
 
 struct Config {
   uint64_t seed = 1;
-  unsigned flips = 50;       // random-flip cases per file
-  unsigned sample = 200;     // every sample-th case also runs the tdslc binary (0: never)
-  unsigned timeoutSec = 10;  // per case
-  unsigned jobs = 0;         // worker processes (0: one per CPU, at most 8)
-  unsigned cutStride = 1;    // cut at every cutStride-th byte offset
+  unsigned flips = 50;        // random-flip cases per file
+  unsigned sample = 200;      // every sample-th case also runs the tdslc binary (0: never)
+  unsigned timeoutSec = 10;   // per case
+  unsigned jobs = 0;          // worker processes (0: one per CPU, at most 8)
+  unsigned cutStride = 1;     // cut at every cutStride-th byte offset
   size_t fullCutLimit = 8192; // larger files are cut at sampled offsets in their middle
   tdsl::EmitKind emit = tdsl::EmitKind::AST; // --emit=ast|ir: how far each case is compiled
-  std::string tdslc;         // default: tdslc next to this executable
+  std::string tdslc;                         // default: tdslc next to this executable
   std::string reproDir = ".";
-  std::string stdlib;        // default: tdsl::defaultStdlibDir()
+  std::string stdlib; // default: tdsl::defaultStdlibDir()
   std::vector<std::string> roots;
   std::string replay, replayAs;
 };
@@ -68,14 +72,14 @@ struct Case {
 
 std::mutex gMutex;
 std::condition_variable gCv;
-const Case *gCurrent = nullptr;                          // guarded by gMutex
-std::chrono::steady_clock::time_point gStarted;          // guarded by gMutex
-bool gDone = false;                                      // guarded by gMutex
+const Case *gCurrent = nullptr;                 // guarded by gMutex
+std::chrono::steady_clock::time_point gStarted; // guarded by gMutex
+bool gDone = false;                             // guarded by gMutex
 // Pre-formatted for the signal handler (which may not allocate): the case and its text.
 std::atomic<const char *> gSignalDesc{nullptr};
 std::atomic<const char *> gSignalText{nullptr};
 std::atomic<size_t> gSignalTextSize{0};
-std::string gSignalReproPath;                            // set once before any case runs
+std::string gSignalReproPath; // set once before any case runs
 
 uint64_t fnv1a(std::string_view s, uint64_t h = 1469598103934665603ull) {
   for (unsigned char c : s) {
@@ -99,7 +103,8 @@ std::string saveRepro(const Config &cfg, const Case &c, unsigned index) {
   fs::path file = fs::path(cfg.reproDir) / ("fuzz-failure-" + std::to_string(index) + ".tdsl");
   std::ofstream out(file, std::ios::binary);
   out << c.text;
-  if (!out) return "  (could not save the input to " + file.string() + ")\n";
+  if (!out)
+    return "  (could not save the input to " + file.string() + ")\n";
   return "  input saved to " + file.string() + "\n  replay: tdsl-fuzz-corpus --replay " +
          file.string() + " --as " + *c.path + "\n";
 }
@@ -107,7 +112,8 @@ std::string saveRepro(const Config &cfg, const Case &c, unsigned index) {
 void writeAll(int fd, const char *p, size_t n) {
   while (n > 0) {
     ssize_t w = ::write(fd, p, n);
-    if (w <= 0) return;
+    if (w <= 0)
+      return;
     p += w;
     n -= static_cast<size_t>(w);
   }
@@ -118,7 +124,8 @@ void writeAll(int fd, const char *p, size_t n) {
 extern "C" void onFatalSignal(int sig) {
   const char *head = "fuzz: FATAL: signal while compiling ";
   writeAll(2, head, std::strlen(head));
-  if (const char *d = gSignalDesc.load()) writeAll(2, d, std::strlen(d));
+  if (const char *d = gSignalDesc.load())
+    writeAll(2, d, std::strlen(d));
   writeAll(2, "\n", 1);
   if (const char *t = gSignalText.load()) {
     int fd = ::open(gSignalReproPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -140,24 +147,29 @@ void watchdog(const Config &cfg) {
   std::unique_lock<std::mutex> lock(gMutex);
   while (!gDone) {
     gCv.wait_for(lock, std::chrono::milliseconds(200));
-    if (gDone || !gCurrent) continue;
+    if (gDone || !gCurrent)
+      continue;
     auto elapsed = std::chrono::steady_clock::now() - gStarted;
-    if (elapsed < std::chrono::seconds(cfg.timeoutSec)) continue;
-    std::cerr << "fuzz: TIME-OUT: " << describe(*gCurrent) << " ran longer than "
-              << cfg.timeoutSec << " s\n"
+    if (elapsed < std::chrono::seconds(cfg.timeoutSec))
+      continue;
+    std::cerr << "fuzz: TIME-OUT: " << describe(*gCurrent) << " ran longer than " << cfg.timeoutSec
+              << " s\n"
               << saveRepro(cfg, *gCurrent, 0);
     std::cerr.flush();
     std::_Exit(3);
   }
 }
 
-// ---- One case ------------------------------------------------------------------------------------
+// ---- One case
+// ------------------------------------------------------------------------------------
 
 /// Checks one compiler outcome; returns the complaint, or "" when it is acceptable.
 std::string judge(int rc, const std::string &diagnostics) {
-  if (rc == 0) return "";
+  if (rc == 0)
+    return "";
   if (rc == 1) {
-    if (diagnostics.find("error:") != std::string::npos) return "";
+    if (diagnostics.find("error:") != std::string::npos)
+      return "";
     return "exit 1 without an 'error:' diagnostic";
   }
   return "exit status " + std::to_string(rc) + " (expected 0 or 1)";
@@ -180,7 +192,8 @@ std::string runInProcess(const Config &cfg, const Case &c) {
     return "uncaught exception of unknown type";
   }
   std::string complaint = judge(rc, err.str());
-  if (!complaint.empty()) complaint += "\n  stderr: " + err.str().substr(0, 2000);
+  if (!complaint.empty())
+    complaint += "\n  stderr: " + err.str().substr(0, 2000);
   return complaint;
 }
 
@@ -192,19 +205,28 @@ std::string runSubprocess(const Config &cfg, const Case &c, const fs::path &tmpD
     std::ofstream f(input, std::ios::binary | std::ios::trunc);
     f << c.text;
   }
-  std::vector<std::string> args = {cfg.tdslc,   std::string("--emit=") + tdsl::emitKindName(cfg.emit),   "--color=never",
-                                   "-o",        "/dev/null",    "-I",
+  std::vector<std::string> args = {cfg.tdslc,
+                                   std::string("--emit=") + tdsl::emitKindName(cfg.emit),
+                                   "--color=never",
+                                   "-o",
+                                   "/dev/null",
+                                   "-I",
                                    fs::path(*c.path).parent_path().string(),
-                                   "--stdlib",  cfg.stdlib,     input.string()};
+                                   "--stdlib",
+                                   cfg.stdlib,
+                                   input.string()};
   std::vector<char *> argv;
-  for (std::string &a : args) argv.push_back(a.data());
+  for (std::string &a : args)
+    argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = ::fork();
-  if (pid < 0) return std::string("fork failed: ") + std::strerror(errno);
+  if (pid < 0)
+    return std::string("fork failed: ") + std::strerror(errno);
   if (pid == 0) {
     int devnull = ::open("/dev/null", O_RDWR);
     int errFd = ::open(errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (devnull < 0 || errFd < 0) ::_exit(126);
+    if (devnull < 0 || errFd < 0)
+      ::_exit(126);
     ::dup2(devnull, 0);
     ::dup2(devnull, 1);
     ::dup2(errFd, 2);
@@ -216,8 +238,10 @@ std::string runSubprocess(const Config &cfg, const Case &c, const fs::path &tmpD
   int status = 0;
   for (;;) {
     pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) return std::string("waitpid failed: ") + std::strerror(errno);
+    if (r == pid)
+      break;
+    if (r < 0 && errno != EINTR)
+      return std::string("waitpid failed: ") + std::strerror(errno);
     if (std::chrono::steady_clock::now() > deadline) {
       ::kill(pid, SIGKILL);
       ::waitpid(pid, &status, 0);
@@ -230,11 +254,13 @@ std::string runSubprocess(const Config &cfg, const Case &c, const fs::path &tmpD
   if (WIFSIGNALED(status))
     return "tdslc was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
            strsignal(WTERMSIG(status)) + ")\n  stderr: " + diagnostics.substr(0, 2000);
-  if (!WIFEXITED(status)) return "tdslc ended abnormally";
+  if (!WIFEXITED(status))
+    return "tdslc ended abnormally";
   if (WEXITSTATUS(status) == 127 && diagnostics.rfind("exec: ", 0) == 0)
     return "could not execute " + cfg.tdslc + ": " + diagnostics;
   std::string complaint = judge(WEXITSTATUS(status), diagnostics);
-  if (!complaint.empty()) complaint = "tdslc binary: " + complaint + "\n  stderr: " + diagnostics.substr(0, 2000);
+  if (!complaint.empty())
+    complaint = "tdslc binary: " + complaint + "\n  stderr: " + diagnostics.substr(0, 2000);
   return complaint;
 }
 
@@ -252,9 +278,11 @@ std::vector<std::string> collectCorpus(const std::vector<std::string> &roots) {
       std::cerr << "tdsl-fuzz-corpus: error: '" << root << "' is neither a file nor a folder\n";
       std::exit(2);
     }
-    for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
+    for (auto it = fs::recursive_directory_iterator(
+             root, fs::directory_options::skip_permission_denied, ec);
          it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (ec) break;
+      if (ec)
+        break;
       if (it->is_regular_file(ec) && it->path().extension() == ".tdsl")
         files.push_back(it->path().lexically_normal().string());
     }
@@ -265,9 +293,9 @@ std::vector<std::string> collectCorpus(const std::vector<std::string> &roots) {
 }
 
 /// Bytes that tend to reach interesting lexer and parser states.
-constexpr unsigned char kInteresting[] = {'\0', '\n', '"',  '\\', '/',  '*',  '{',  '}',  '(',
-                                          ')',  '[',  ']',  ';',  ',',  '.',  '_',  '0',  'e',
-                                          '<',  '>',  '=',  0x80, 0xc3, 0xe2, 0xf0, 0xff, 0x7f};
+constexpr unsigned char kInteresting[] = {'\0', '\n', '"', '\\', '/',  '*',  '{',  '}',  '(',
+                                          ')',  '[',  ']', ';',  ',',  '.',  '_',  '0',  'e',
+                                          '<',  '>',  '=', 0x80, 0xc3, 0xe2, 0xf0, 0xff, 0x7f};
 
 /// A deterministic generator of one file's flips: depends only on the seed and the file's
 /// content, so adding files to the corpus does not change the cases of the others.
@@ -277,9 +305,12 @@ Case flipCase(const std::string &path, const std::string &text, std::mt19937_64 
   for (unsigned i = 0; i < n; ++i) {
     size_t at = static_cast<size_t>(rng() % text.size());
     unsigned char v;
-    if (rng() % 2) v = kInteresting[rng() % sizeof(kInteresting)];
-    else v = static_cast<unsigned char>(rng() % 256);
-    if (v == static_cast<unsigned char>(c.text[at])) v ^= 0x80;
+    if (rng() % 2)
+      v = kInteresting[rng() % sizeof(kInteresting)];
+    else
+      v = static_cast<unsigned char>(rng() % 256);
+    if (v == static_cast<unsigned char>(c.text[at]))
+      v ^= 0x80;
     c.text[at] = static_cast<char>(v);
     c.what += " " + std::to_string(at) + ":" + hexByte(v);
   }
@@ -288,7 +319,8 @@ Case flipCase(const std::string &path, const std::string &text, std::mt19937_64 
 
 bool readFile(const std::string &path, std::string &text) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
+  if (!in)
+    return false;
   std::ostringstream ss;
   ss << in.rdbuf();
   text = ss.str();
@@ -296,11 +328,12 @@ bool readFile(const std::string &path, std::string &text) {
 }
 
 [[noreturn]] void usage(const std::string &msg) {
-  std::cerr << "tdsl-fuzz-corpus: error: " << msg << "\n"
-            << "usage: tdsl-fuzz-corpus [--seed S] [--flips N] [--sample K] [--timeout SECS] [--jobs J]\n"
-            << "                        [--emit ast|ir] [--cut-stride K] [--full-cut-limit BYTES]\n"
-            << "                        [--tdslc PATH] [--repro-dir DIR] [--stdlib DIR] PATH...\n"
-            << "       tdsl-fuzz-corpus --replay FILE --as PATH\n";
+  std::cerr
+      << "tdsl-fuzz-corpus: error: " << msg << "\n"
+      << "usage: tdsl-fuzz-corpus [--seed S] [--flips N] [--sample K] [--timeout SECS] [--jobs J]\n"
+      << "                        [--emit ast|ir] [--cut-stride K] [--full-cut-limit BYTES]\n"
+      << "                        [--tdslc PATH] [--repro-dir DIR] [--stdlib DIR] PATH...\n"
+      << "       tdsl-fuzz-corpus --replay FILE --as PATH\n";
   std::exit(2);
 }
 
@@ -308,7 +341,8 @@ uint64_t parseNumber(const std::string &opt, const std::string &s) {
   try {
     size_t pos = 0;
     unsigned long long v = std::stoull(s, &pos, 0);
-    if (pos == s.size() && s[0] != '-') return v;
+    if (pos == s.size() && s[0] != '-')
+      return v;
   } catch (...) {
   }
   usage("invalid value '" + s + "' for " + opt);
@@ -319,41 +353,63 @@ Config parseArgs(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage(a + " expects a value");
+      if (i + 1 >= argc)
+        usage(a + " expects a value");
       return argv[++i];
     };
-    if (a == "--seed") cfg.seed = parseNumber(a, value());
-    else if (a == "--flips") cfg.flips = static_cast<unsigned>(parseNumber(a, value()));
-    else if (a == "--sample") cfg.sample = static_cast<unsigned>(parseNumber(a, value()));
-    else if (a == "--timeout") cfg.timeoutSec = static_cast<unsigned>(std::max<uint64_t>(1, parseNumber(a, value())));
-    else if (a == "--cut-stride") cfg.cutStride = static_cast<unsigned>(std::max<uint64_t>(1, parseNumber(a, value())));
-    else if (a == "--full-cut-limit") cfg.fullCutLimit = static_cast<size_t>(parseNumber(a, value()));
-    else if (a == "--jobs") cfg.jobs = static_cast<unsigned>(std::clamp<uint64_t>(parseNumber(a, value()), 1, 64));
+    if (a == "--seed")
+      cfg.seed = parseNumber(a, value());
+    else if (a == "--flips")
+      cfg.flips = static_cast<unsigned>(parseNumber(a, value()));
+    else if (a == "--sample")
+      cfg.sample = static_cast<unsigned>(parseNumber(a, value()));
+    else if (a == "--timeout")
+      cfg.timeoutSec = static_cast<unsigned>(std::max<uint64_t>(1, parseNumber(a, value())));
+    else if (a == "--cut-stride")
+      cfg.cutStride = static_cast<unsigned>(std::max<uint64_t>(1, parseNumber(a, value())));
+    else if (a == "--full-cut-limit")
+      cfg.fullCutLimit = static_cast<size_t>(parseNumber(a, value()));
+    else if (a == "--jobs")
+      cfg.jobs = static_cast<unsigned>(std::clamp<uint64_t>(parseNumber(a, value()), 1, 64));
     else if (a == "--emit") {
       std::string e = value();
-      if (e == "ast") cfg.emit = tdsl::EmitKind::AST;
-      else if (e == "ir") cfg.emit = tdsl::EmitKind::IR;
-      else usage("invalid value '" + e + "' for --emit; expected ast or ir");
-    } else if (a == "--tdslc") cfg.tdslc = value();
-    else if (a == "--repro-dir") cfg.reproDir = value();
-    else if (a == "--stdlib") cfg.stdlib = value();
-    else if (a == "--replay") cfg.replay = value();
-    else if (a == "--as") cfg.replayAs = value();
-    else if (a.size() > 1 && a[0] == '-') usage("unknown option '" + a + "'");
-    else cfg.roots.push_back(a);
+      if (e == "ast")
+        cfg.emit = tdsl::EmitKind::AST;
+      else if (e == "ir")
+        cfg.emit = tdsl::EmitKind::IR;
+      else
+        usage("invalid value '" + e + "' for --emit; expected ast or ir");
+    } else if (a == "--tdslc")
+      cfg.tdslc = value();
+    else if (a == "--repro-dir")
+      cfg.reproDir = value();
+    else if (a == "--stdlib")
+      cfg.stdlib = value();
+    else if (a == "--replay")
+      cfg.replay = value();
+    else if (a == "--as")
+      cfg.replayAs = value();
+    else if (a.size() > 1 && a[0] == '-')
+      usage("unknown option '" + a + "'");
+    else
+      cfg.roots.push_back(a);
   }
-  if (cfg.stdlib.empty()) cfg.stdlib = tdsl::defaultStdlibDir();
-  if (cfg.jobs == 0) cfg.jobs = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  if (cfg.stdlib.empty())
+    cfg.stdlib = tdsl::defaultStdlibDir();
+  if (cfg.jobs == 0)
+    cfg.jobs = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   if (cfg.tdslc.empty()) {
     std::error_code ec;
     fs::path self = fs::read_symlink("/proc/self/exe", ec);
     cfg.tdslc = ec ? "tdslc" : (self.parent_path() / "tdslc").string();
   }
   if (!cfg.replay.empty()) {
-    if (cfg.replayAs.empty()) usage("--replay needs --as PATH (the file the case derives from)");
+    if (cfg.replayAs.empty())
+      usage("--replay needs --as PATH (the file the case derives from)");
     return cfg;
   }
-  if (cfg.roots.empty()) usage("no corpus folder given");
+  if (cfg.roots.empty())
+    usage("no corpus folder given");
   return cfg;
 }
 
@@ -383,7 +439,8 @@ std::vector<size_t> cutOffsets(size_t size, unsigned stride, size_t limit) {
     cuts.push_back(cut);
     cut += sparse && cut >= head && cut < tail ? middleStep : stride;
   }
-  if (cuts.back() != size) cuts.push_back(size);
+  if (cuts.back() != size)
+    cuts.push_back(size);
   return cuts;
 }
 
@@ -391,12 +448,15 @@ std::vector<size_t> cutOffsets(size_t size, unsigned stride, size_t limit) {
 int worker(const Config &cfg, const std::vector<CorpusFile> &files,
            const std::vector<unsigned> &order, Shared &shared, unsigned id) {
   std::error_code ec;
-  gSignalReproPath = (fs::path(cfg.reproDir) / ("fuzz-failure-signal-" + std::to_string(id) + ".tdsl")).string();
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, onFatalSignal);
+  gSignalReproPath =
+      (fs::path(cfg.reproDir) / ("fuzz-failure-signal-" + std::to_string(id) + ".tdsl")).string();
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
+    std::signal(sig, onFatalSignal);
 
   std::string tmpl = (fs::temp_directory_path(ec) / "tdsl-fuzz-XXXXXX").string();
   if (!::mkdtemp(tmpl.data())) {
-    std::cerr << "tdsl-fuzz-corpus: error: cannot create a temporary folder: " << std::strerror(errno) << "\n";
+    std::cerr << "tdsl-fuzz-corpus: error: cannot create a temporary folder: "
+              << std::strerror(errno) << "\n";
     return 2;
   }
   fs::path tmpDir(tmpl);
@@ -423,7 +483,8 @@ int worker(const Config &cfg, const std::vector<CorpusFile> &files,
       std::lock_guard<std::mutex> lock(gMutex);
       gCurrent = nullptr;
     }
-    if (complaint.empty()) return;
+    if (complaint.empty())
+      return;
     shared.failures.fetch_add(1);
     std::string msg = "fuzz: FAIL: " + describe(c) + ": " + complaint + "\n" +
                       saveRepro(cfg, c, static_cast<unsigned>(index));
@@ -435,9 +496,11 @@ int worker(const Config &cfg, const std::vector<CorpusFile> &files,
     unsigned long index = f.firstCase;
     for (size_t cut : cutOffsets(f.text.size(), cfg.cutStride, cfg.fullCutLimit))
       runCase(Case{&f.path, "cut at " + std::to_string(cut), f.text.substr(0, cut)}, index++);
-    if (f.text.empty()) continue;
+    if (f.text.empty())
+      continue;
     std::mt19937_64 rng(fnv1a(f.text, cfg.seed * 0x9e3779b97f4a7c15ull + 1));
-    for (unsigned i = 0; i < cfg.flips; ++i) runCase(flipCase(f.path, f.text, rng), index++);
+    for (unsigned i = 0; i < cfg.flips; ++i)
+      runCase(flipCase(f.path, f.text, rng), index++);
   }
 
   {
@@ -457,7 +520,8 @@ int main(int argc, char **argv) {
 
   if (!cfg.replay.empty()) {
     std::string text;
-    if (!readFile(cfg.replay, text)) usage("cannot read '" + cfg.replay + "'");
+    if (!readFile(cfg.replay, text))
+      usage("cannot read '" + cfg.replay + "'");
     tdsl::DriverOptions opts;
     opts.input = cfg.replayAs;
     opts.emit = cfg.emit;
@@ -471,23 +535,31 @@ int main(int argc, char **argv) {
   unsigned long totalCases = 0, sampled = 0;
   for (const std::string &path : collectCorpus(cfg.roots)) {
     CorpusFile f{path, "", totalCases};
-    if (!readFile(path, f.text)) usage("cannot read '" + path + "'");
-    if (cfg.fullCutLimit && f.text.size() > cfg.fullCutLimit) ++sampled;
-    totalCases += cutOffsets(f.text.size(), cfg.cutStride, cfg.fullCutLimit).size() + (f.text.empty() ? 0 : cfg.flips);
+    if (!readFile(path, f.text))
+      usage("cannot read '" + path + "'");
+    if (cfg.fullCutLimit && f.text.size() > cfg.fullCutLimit)
+      ++sampled;
+    totalCases += cutOffsets(f.text.size(), cfg.cutStride, cfg.fullCutLimit).size() +
+                  (f.text.empty() ? 0 : cfg.flips);
     files.push_back(std::move(f));
   }
-  if (files.empty()) usage("no .tdsl file under the given paths");
+  if (files.empty())
+    usage("no .tdsl file under the given paths");
   std::error_code ec;
   fs::create_directories(cfg.reproDir, ec);
 
   // The largest files first (their cuts cost quadratically), so the workers finish together.
   std::vector<unsigned> order(files.size());
-  for (unsigned i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](unsigned a, unsigned b) { return files[a].text.size() > files[b].text.size(); });
+  for (unsigned i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
+    return files[a].text.size() > files[b].text.size();
+  });
 
-  void *mem = ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) usage(std::string("mmap failed: ") + std::strerror(errno));
+  void *mem =
+      ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED)
+    usage(std::string("mmap failed: ") + std::strerror(errno));
   Shared &shared = *new (mem) Shared();
 
   auto started = std::chrono::steady_clock::now();
@@ -496,7 +568,8 @@ int main(int argc, char **argv) {
   std::vector<pid_t> workers;
   for (unsigned id = 0; id < std::min<size_t>(cfg.jobs, files.size()); ++id) {
     pid_t pid = ::fork();
-    if (pid < 0) usage(std::string("fork failed: ") + std::strerror(errno));
+    if (pid < 0)
+      usage(std::string("fork failed: ") + std::strerror(errno));
     if (pid == 0) {
       int rc = worker(cfg, files, order, shared, id);
       std::cerr.flush();
@@ -509,7 +582,8 @@ int main(int argc, char **argv) {
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      continue;
     workerFailed = true;
     if (WIFSIGNALED(status))
       std::cerr << "fuzz: FAIL: a worker was killed by signal " << WTERMSIG(status) << " ("
@@ -520,11 +594,11 @@ int main(int argc, char **argv) {
   }
 
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  unsigned long cases = shared.cases.load(), failures = shared.failures.load() + (workerFailed ? 1 : 0);
+  unsigned long cases = shared.cases.load(),
+                failures = shared.failures.load() + (workerFailed ? 1 : 0);
   std::cerr << "fuzz: " << files.size() << " files (" << sampled << " over --full-cut-limit), "
-            << shared.processes.load()
-            << " runs of the tdslc binary, " << workers.size() << " workers, "
-            << static_cast<unsigned long>(secs * 1000) << " ms\n";
+            << shared.processes.load() << " runs of the tdslc binary, " << workers.size()
+            << " workers, " << static_cast<unsigned long>(secs * 1000) << " ms\n";
   std::cout << "fuzz: " << cases << " cases, " << failures << " failures\n";
   if (!workerFailed && cases != totalCases) {
     std::cerr << "fuzz: internal error: ran " << cases << " cases of " << totalCases << "\n";

@@ -1,6 +1,9 @@
+//===- test/roundtrip-tool/RoundTrip.cpp ------------------------------------------------------===//
+//
 // tdsl-roundtrip — the round-trip property of spec §6 over a corpus: for every .tdsl file that
 // compiles, the printed IR (--emit=ir) re-parses, prints to identical text, and rebuilds a
 // structurally equal module. Files that do not compile (error tests) are counted and skipped.
+
 #include "ir/StructuralEqual.h"
 #include "tools/driver/Driver.h"
 
@@ -23,18 +26,21 @@ std::string ownText(const ir::Module &m) {
 std::vector<ir::Func> ownFuncs(const ir::Module &m) {
   std::vector<ir::Func> out;
   for (const ir::Func &f : m.functions())
-    if (f.name().find('.') == std::string::npos) out.push_back(f);
+    if (f.name().find('.') == std::string::npos)
+      out.push_back(f);
   return out;
 }
 
-std::optional<ir::Module> compile(const std::string &path, const std::string *text, std::ostream &err) {
+std::optional<ir::Module> compile(const std::string &path, const std::string *text,
+                                  std::ostream &err) {
   DriverOptions opts;
   opts.input = path;
   opts.emit = EmitKind::IR;
   opts.stdlibDir = defaultStdlibDir();
   opts.errorLimit = 0;
   Compilation c(opts, err);
-  if (!c.parse(text)) return std::nullopt;
+  if (!c.parse(text))
+    return std::nullopt;
   return c.buildIR();
 }
 
@@ -50,13 +56,17 @@ std::string check(const std::string &path, bool &skipped) {
   std::string text1 = ownText(*first);
   std::ostringstream errs;
   std::optional<ir::Module> second = compile(path, &text1, errs);
-  if (!second) return "printed IR does not compile again:\n" + errs.str() + "--- printed IR:\n" + text1;
+  if (!second)
+    return "printed IR does not compile again:\n" + errs.str() + "--- printed IR:\n" + text1;
   std::string text2 = ownText(*second);
-  if (text1 != text2) return "second print differs:\n--- first\n" + text1 + "--- second\n" + text2;
+  if (text1 != text2)
+    return "second print differs:\n--- first\n" + text1 + "--- second\n" + text2;
   std::vector<ir::Func> a = ownFuncs(*first), b = ownFuncs(*second);
-  if (a.size() != b.size()) return "function count differs after the round trip";
+  if (a.size() != b.size())
+    return "function count differs after the round trip";
   for (size_t i = 0; i < a.size(); ++i)
-    if (!ir::structuralEqual(a[i], b[i])) return "function '" + a[i].name() + "' is not structurally equal after the round trip";
+    if (!ir::structuralEqual(a[i], b[i]))
+      return "function '" + a[i].name() + "' is not structurally equal after the round trip";
   return {};
 }
 
@@ -75,7 +85,8 @@ int main(int argc, char **argv) {
       return 2;
     }
     for (auto &e : fs::recursive_directory_iterator(p))
-      if (e.is_regular_file() && e.path().extension() == ".tdsl") files.push_back(e.path().string());
+      if (e.is_regular_file() && e.path().extension() == ".tdsl")
+        files.push_back(e.path().string());
   }
   std::sort(files.begin(), files.end());
   unsigned checked = 0, skipped = 0, failed = 0;

@@ -1,14 +1,17 @@
+//===- test/schedfuzz-tool/ScheduleFuzz.cpp ---------------------------------------------------===//
+//
 // tdsl-schedule-fuzz — applies random sequences of schedule primitives to a set of programs and
 // checks, with the reference interpreter, that every sequence the primitives accept computes
 // what the unscheduled function computes (spec §7: a schedule never changes results).
 //
-//   tdsl-schedule-fuzz [--seed S] [--cases N] [--steps K] [--seconds T] FILE.tdsl …
+// tdsl-schedule-fuzz [--seed S] [--cases N] [--steps K] [--seconds T] FILE.tdsl …
 //
 // Each case picks a program and a function, then tries K random primitives with random
 // arguments drawn from the current IR; refused ones are skipped (they must be refused with a
 // ScheduleError, never crash). The scheduled function must also survive the round trip
 // (print, re-parse, print). Floats compare with a relative tolerance of 1e-4 (rfactor and
 // decomposed reductions may reassociate sums); integers and bools compare exactly.
+
 #include "backends/interp/Interpreter.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
@@ -39,7 +42,8 @@ std::optional<Module> load(const std::string &path, const std::string *text, std
   opts.stdlibDir = defaultStdlibDir();
   opts.noSchedule = true;
   Compilation c(opts, err);
-  if (!c.parse(text)) return std::nullopt;
+  if (!c.parse(text))
+    return std::nullopt;
   return c.buildIR();
 }
 
@@ -62,15 +66,18 @@ std::vector<Buffer> accessed(const Block *b, bool writes) {
     std::vector<Buffer> out;
     void add(const Buffer &x) {
       for (const Buffer &y : out)
-        if (y == x) return;
+        if (y == x)
+          return;
       out.push_back(x);
     }
     void visit(const BufferLoad *op) override {
-      if (!writes) add(op->buffer);
+      if (!writes)
+        add(op->buffer);
       IRVisitor::visit(op);
     }
     void visit(const BufferStore *op) override {
-      if (writes) add(op->buffer);
+      if (writes)
+        add(op->buffer);
       IRVisitor::visit(op);
     }
   } v;
@@ -91,23 +98,41 @@ public:
   std::string step(schedule::ScheduleState &s) {
     std::vector<const For *> loops = allLoops(s.prim().body);
     std::vector<const Block *> blocks = s.blocks();
-    if (blocks.empty()) return "";
-    static const std::vector<std::string> prims = {
-        "split", "split", "fuse", "reorder", "tile", "parallel", "vectorize", "unroll", "compute_at",
-        "reverse_compute_at", "compute_inline", "reverse_compute_inline", "decompose_reduction",
-        "cache_read", "cache_write", "rfactor", "set_scope", "blockize", "transform_layout",
-        "storage_align"};
+    if (blocks.empty())
+      return "";
+    static const std::vector<std::string> prims = {"split",
+                                                   "split",
+                                                   "fuse",
+                                                   "reorder",
+                                                   "tile",
+                                                   "parallel",
+                                                   "vectorize",
+                                                   "unroll",
+                                                   "compute_at",
+                                                   "reverse_compute_at",
+                                                   "compute_inline",
+                                                   "reverse_compute_inline",
+                                                   "decompose_reduction",
+                                                   "cache_read",
+                                                   "cache_write",
+                                                   "rfactor",
+                                                   "set_scope",
+                                                   "blockize",
+                                                   "transform_layout",
+                                                   "storage_align"};
     std::string p = pick(prims);
     const Block *b = pick(blocks);
     std::string bn = b->name;
     std::vector<Var> above;
-    for (const For *f : s.loopsAbove(b)) above.push_back(f->loopVar);
+    for (const For *f : s.loopsAbove(b))
+      above.push_back(f->loopVar);
     if (p == "split" && !loops.empty()) {
       const For *l = pick(loops);
       int64_t f = range(2, 5);
       bool inferOuter = rng_() % 2;
-      schedule::split(s, l->loopVar, inferOuter ? std::vector<std::optional<int64_t>>{std::nullopt, f}
-                                                 : std::vector<std::optional<int64_t>>{f, std::nullopt});
+      schedule::split(s, l->loopVar,
+                      inferOuter ? std::vector<std::optional<int64_t>>{std::nullopt, f}
+                                 : std::vector<std::optional<int64_t>>{f, std::nullopt});
       return "split(" + l->loopVar.name() + ", " + std::to_string(f) + ")";
     }
     if (p == "fuse" && above.size() >= 2) {
@@ -129,15 +154,20 @@ public:
     }
     if ((p == "parallel" || p == "vectorize" || p == "unroll") && !loops.empty()) {
       const For *l = pick(loops);
-      if (p == "parallel") schedule::parallel(s, l->loopVar);
-      else if (p == "vectorize") schedule::vectorize(s, l->loopVar);
-      else schedule::unroll(s, l->loopVar);
+      if (p == "parallel")
+        schedule::parallel(s, l->loopVar);
+      else if (p == "vectorize")
+        schedule::vectorize(s, l->loopVar);
+      else
+        schedule::unroll(s, l->loopVar);
       return p + "(" + l->loopVar.name() + ")";
     }
     if ((p == "compute_at" || p == "reverse_compute_at") && !loops.empty()) {
       const For *l = pick(loops);
-      if (p == "compute_at") schedule::computeAt(s, bn, l->loopVar);
-      else schedule::reverseComputeAt(s, bn, l->loopVar);
+      if (p == "compute_at")
+        schedule::computeAt(s, bn, l->loopVar);
+      else
+        schedule::reverseComputeAt(s, bn, l->loopVar);
       return p + "(" + bn + ", " + l->loopVar.name() + ")";
     }
     if (p == "compute_inline") {
@@ -155,11 +185,15 @@ public:
     }
     if (p == "cache_read" || p == "cache_write" || p == "set_scope") {
       std::vector<Buffer> bufs = accessed(b, p != "cache_read");
-      if (bufs.empty()) return "";
+      if (bufs.empty())
+        return "";
       Buffer buf = pick(bufs);
-      if (p == "cache_read") schedule::cacheRead(s, bn, buf, MemScope::Local);
-      else if (p == "cache_write") schedule::cacheWrite(s, bn, buf, MemScope::Local);
-      else schedule::setScope(s, bn, buf, MemScope::Local);
+      if (p == "cache_read")
+        schedule::cacheRead(s, bn, buf, MemScope::Local);
+      else if (p == "cache_write")
+        schedule::cacheWrite(s, bn, buf, MemScope::Local);
+      else
+        schedule::setScope(s, bn, buf, MemScope::Local);
       return p + "(" + bn + ", " + buf.name() + ")";
     }
     if (p == "blockize" && !loops.empty()) {
@@ -169,12 +203,15 @@ public:
     }
     if (p == "transform_layout" || p == "storage_align") {
       std::vector<Buffer> bufs = accessed(b, true);
-      if (bufs.empty()) return "";
+      if (bufs.empty())
+        return "";
       Buffer buf = pick(bufs);
       if (p == "storage_align") {
-        if (buf.rank() == 0) return "";
+        if (buf.rank() == 0)
+          return "";
         int64_t factor = range(2, 8);
-        schedule::storageAlign(s, bn, buf, range(0, int64_t(buf.rank()) - 1), factor, range(0, factor - 1));
+        schedule::storageAlign(s, bn, buf, range(0, int64_t(buf.rank()) - 1), factor,
+                               range(0, factor - 1));
         return p + "(" + bn + ", " + buf.name() + ")";
       }
       // A transpose of a rank-2 buffer, or a rank-1 buffer folded in two.
@@ -206,14 +243,18 @@ private:
   std::mt19937_64 rng_;
 };
 
-interp::ArgMap randomInputs(interp::Interpreter &in, const Func &f, std::mt19937_64 &rng, std::string &error) {
+interp::ArgMap randomInputs(interp::Interpreter &in, const Func &f, std::mt19937_64 &rng,
+                            std::string &error) {
   interp::ArgMap args;
   std::optional<std::vector<interp::ParamInfo>> params = in.describe(f, args, {}, error);
-  if (!params) return {};
+  if (!params)
+    return {};
   for (const interp::ParamInfo &p : *params) {
-    if (p.isOutput) continue;
+    if (p.isOutput)
+      continue;
     if (!p.isTensor) {
-      args[p.name] = p.dtype.isFloat() ? runtime::Scalar::ofFloat(p.dtype, 0.5) : runtime::Scalar::ofInt(p.dtype, 3);
+      args[p.name] = p.dtype.isFloat() ? runtime::Scalar::ofFloat(p.dtype, 0.5)
+                                       : runtime::Scalar::ofInt(p.dtype, 3);
       continue;
     }
     if (!p.shape) {
@@ -223,9 +264,12 @@ interp::ArgMap randomInputs(interp::Interpreter &in, const Func &f, std::mt19937
     runtime::Tensor t(p.dtype, *p.shape);
     std::uniform_real_distribution<double> uf(-1, 1);
     for (int64_t i = 0; i < t.numElements(); ++i) {
-      if (p.dtype.isFloat()) t.store(i, runtime::Scalar::ofFloat(p.dtype, runtime::roundToFloat(p.dtype, uf(rng))));
-      else if (p.dtype.isBool()) t.store(i, runtime::Scalar::ofBool(rng() % 2));
-      else t.store(i, runtime::Scalar::ofInt(p.dtype, int64_t(rng() % 17) - 8));
+      if (p.dtype.isFloat())
+        t.store(i, runtime::Scalar::ofFloat(p.dtype, runtime::roundToFloat(p.dtype, uf(rng))));
+      else if (p.dtype.isBool())
+        t.store(i, runtime::Scalar::ofBool(rng() % 2));
+      else
+        t.store(i, runtime::Scalar::ofInt(p.dtype, int64_t(rng() % 17) - 8));
     }
     args[p.name] = t;
   }
@@ -241,12 +285,13 @@ std::string compare(const interp::ArgMap &a, const interp::ArgMap &b, const Func
       runtime::Scalar p = x.load(i), q = y.load(i);
       bool same = out.dtype().isFloat()
                       ? (std::isnan(p.f) && std::isnan(q.f)) ||
-                            std::fabs(p.f - q.f) <= 1e-4 * std::max(1.0, std::max(std::fabs(p.f), std::fabs(q.f)))
+                            std::fabs(p.f - q.f) <=
+                                1e-4 * std::max(1.0, std::max(std::fabs(p.f), std::fabs(q.f)))
                       : p.i == q.i;
       if (!same) {
         std::ostringstream os;
-        os << "output '" << out.name() << "' differs at element " << i << ": " << p.toDouble() << " vs "
-           << q.toDouble();
+        os << "output '" << out.name() << "' differs at element " << i << ": " << p.toDouble()
+           << " vs " << q.toDouble();
         return os.str();
       }
     }
@@ -270,11 +315,16 @@ int main(int argc, char **argv) {
       }
       return argv[++i];
     };
-    if (a == "--seed") seed = std::stoull(next());
-    else if (a == "--cases") cases = std::stoi(next());
-    else if (a == "--steps") steps = std::stoi(next());
-    else if (a == "--seconds") seconds = std::stod(next());
-    else files.push_back(a);
+    if (a == "--seed")
+      seed = std::stoull(next());
+    else if (a == "--cases")
+      cases = std::stoi(next());
+    else if (a == "--steps")
+      steps = std::stoi(next());
+    else if (a == "--seconds")
+      seconds = std::stod(next());
+    else
+      files.push_back(a);
   }
   std::vector<Program> programs;
   for (const std::string &f : files) {
@@ -293,12 +343,15 @@ int main(int argc, char **argv) {
   auto start = std::chrono::steady_clock::now();
   int ran = 0, failures = 0, applied = 0, refused = 0;
   for (int c = 0; c < cases; ++c) {
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > seconds) break;
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > seconds)
+      break;
     Program &prog = programs[fz.rng()() % programs.size()];
     std::vector<Func> funcs;
     for (const Func &f : prog.module.functions())
-      if (f.as<PrimFunc>() && f.name().find('.') == std::string::npos) funcs.push_back(f);
-    if (funcs.empty()) continue;
+      if (f.as<PrimFunc>() && f.name().find('.') == std::string::npos)
+        funcs.push_back(f);
+    if (funcs.empty())
+      continue;
     Func original = funcs[fz.rng()() % funcs.size()];
     schedule::ScheduleState state(original, "cpu");
     std::vector<std::string> trace;
@@ -316,9 +369,10 @@ int main(int argc, char **argv) {
     ++ran;
     auto fail = [&](const std::string &what) {
       ++failures;
-      std::cout << "FAIL case " << c << " (" << prog.path << ", func " << original.name() << "): " << what
-                << "\n  schedule:";
-      for (const std::string &t : trace) std::cout << " " << t << ";";
+      std::cout << "FAIL case " << c << " (" << prog.path << ", func " << original.name()
+                << "): " << what << "\n  schedule:";
+      for (const std::string &t : trace)
+        std::cout << " " << t << ";";
       std::cout << "\n--- scheduled IR\n" << toString(state.func()) << "\n";
     };
     // Round trip of the scheduled function.
@@ -349,10 +403,12 @@ int main(int argc, char **argv) {
       fail("the scheduled function fails: " + error);
       continue;
     }
-    if (std::string d = compare(a, b, original); !d.empty()) fail(d);
+    if (std::string d = compare(a, b, original); !d.empty())
+      fail(d);
   }
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << "schedule-fuzz: " << ran << " cases, " << applied << " primitives applied, " << refused
-            << " refused, " << failures << " mismatches (seed " << seed << ", " << int(took * 1000) << " ms)\n";
+  std::cout << "schedule-fuzz: " << ran << " cases, " << applied << " primitives applied, "
+            << refused << " refused, " << failures << " mismatches (seed " << seed << ", "
+            << int(took * 1000) << " ms)\n";
   return failures ? 1 : 0;
 }

@@ -1,4 +1,7 @@
+//===- test/unit/FrontendTest.cpp -------------------------------------------------------------===//
+//
 // Unit tests of the frontend: parsing into the AST, diagnostics format, imports.
+
 #include "frontend/ASTPrinter.h"
 #include "frontend/Parser.h"
 #include "support/Diagnostics.h"
@@ -59,7 +62,8 @@ TEST(Parser, ShortFormBlock) {
 }
 
 TEST(Parser, Precedence) {
-  auto p = parse("func f(a: i64) -> (B: i64[]) { block B() { B[] = -a * 2 + 3 % 4 < 5 && !true || false; } }");
+  auto p = parse(
+      "func f(a: i64) -> (B: i64[]) { block B() { B[] = -a * 2 + 3 % 4 < 5 && !true || false; } }");
   ASSERT_TRUE(p->module) << p->errs.str();
   auto *f = p->module->items[0]->as<ast::FuncDecl>();
   auto *store = f->body[0]->as<ast::BlockStmt>()->body[0]->as<ast::StoreStmt>();
@@ -69,7 +73,12 @@ TEST(Parser, Precedence) {
 TEST(Parser, IntegerLiterals) {
   auto p = parse("func f() -> (B: i64[3]) { block B(i: spatial 3) { B[i] = 1_000 + 0x1F; } }");
   ASSERT_TRUE(p->module) << p->errs.str();
-  auto *store = p->module->items[0]->as<ast::FuncDecl>()->body[0]->as<ast::BlockStmt>()->body[0]->as<ast::StoreStmt>();
+  auto *store = p->module->items[0]
+                    ->as<ast::FuncDecl>()
+                    ->body[0]
+                    ->as<ast::BlockStmt>()
+                    ->body[0]
+                    ->as<ast::StoreStmt>();
   auto *add = store->value->as<ast::BinaryExpr>();
   ASSERT_NE(add, nullptr);
   EXPECT_EQ(add->lhs->as<ast::IntLit>()->value, 1000u);
@@ -80,7 +89,8 @@ TEST(Parser, MissingSemicolonPointsAfterPreviousToken) {
   auto p = parse("func f() -> (B: f32[1]) {\n  block B(i: spatial 1) {\n    B[i] = 1.0\n  }\n}\n");
   EXPECT_FALSE(p->module);
   EXPECT_EQ(p->errors, 1u);
-  EXPECT_NE(p->errs.str().find("t.tdsl:3:15: error: expected ';' after statement"), std::string::npos)
+  EXPECT_NE(p->errs.str().find("t.tdsl:3:15: error: expected ';' after statement"),
+            std::string::npos)
       << p->errs.str();
 }
 
@@ -98,7 +108,8 @@ TEST(Parser, ReportsEverySyntaxError) {
 TEST(Parser, InvalidCharacter) {
   auto p = parse("func f() -> (B: f32[1]) { block B(i: spatial 1) { B[i] = 1.0 $ 2.0; } }");
   EXPECT_FALSE(p->module);
-  EXPECT_NE(p->errs.str().find("t.tdsl:1:62: error: invalid character '$'"), std::string::npos) << p->errs.str();
+  EXPECT_NE(p->errs.str().find("t.tdsl:1:62: error: invalid character '$'"), std::string::npos)
+      << p->errs.str();
 }
 
 TEST(Parser, DeepNestingIsRefused) {
@@ -115,7 +126,8 @@ TEST(Diagnostics, CaretAndRange) {
   DiagnosticEngine d(sm, os);
   d.error(SourceRange({f, 1, 5}, {f, 1, 8}), "bad name").note(SourceRange({f, 1, 1}), "here");
   d.flush();
-  EXPECT_EQ(os.str(), "x.tdsl:1:5: error: bad name\nlet abc = 1;\n    ^~~\nx.tdsl:1:1: note: here\nlet abc = 1;\n^\n");
+  EXPECT_EQ(os.str(), "x.tdsl:1:5: error: bad name\nlet abc = 1;\n    ^~~\nx.tdsl:1:1: note: "
+                      "here\nlet abc = 1;\n^\n");
 }
 
 TEST(Diagnostics, WerrorAndLimit) {

@@ -1,14 +1,18 @@
+//===- tools/driver/Driver.cpp ----------------------------------------------------------------===//
+//
+// Implementation of tools/driver/Driver.h.
+
 #include "tools/driver/Driver.h"
 
-#include "frontend/ASTPrinter.h"
-#include "frontend/ModuleLoader.h"
-#include "frontend/Sema.h"
 #include "backends/abi/Abi.h"
 #include "backends/cpp/CompileCpp.h"
 #include "backends/cpp/CppEmitter.h"
+#include "backends/cuda/CudaEmitter.h"
 #include "backends/llvm/LLVMBackend.h"
 #include "backends/llvm/Target.h"
-#include "backends/cuda/CudaEmitter.h"
+#include "frontend/ASTPrinter.h"
+#include "frontend/ModuleLoader.h"
+#include "frontend/Sema.h"
 #include "ir/IRPrinter.h"
 #include "passes/Instantiate.h"
 #include "passes/graph/Graph.h"
@@ -37,9 +41,9 @@ namespace {
 const char *kVersion = "tdslc 0.1.0 (TDSL tensor DSL compiler; ANTLR 4.9 runtime, LLVM 19)";
 
 const std::pair<const char *, EmitKind> kEmitKinds[] = {
-    {"ast", EmitKind::AST},       {"ir", EmitKind::IR},        {"lowered", EmitKind::Lowered},
-    {"cpp", EmitKind::Cpp},       {"cuda", EmitKind::Cuda},    {"llvm", EmitKind::LLVM},
-    {"bc", EmitKind::Bitcode},    {"asm", EmitKind::Asm},      {"obj", EmitKind::Obj},
+    {"ast", EmitKind::AST},      {"ir", EmitKind::IR},     {"lowered", EmitKind::Lowered},
+    {"cpp", EmitKind::Cpp},      {"cuda", EmitKind::Cuda}, {"llvm", EmitKind::LLVM},
+    {"bc", EmitKind::Bitcode},   {"asm", EmitKind::Asm},   {"obj", EmitKind::Obj},
     {"header", EmitKind::Header}};
 
 /// Rewrites the GCC-style single-dash spellings into long options Boost understands.
@@ -47,7 +51,8 @@ std::vector<std::string> normaliseArgs(int argc, const char *const *argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "-MD" || a == "-MF" || a == "-Werror") a = "-" + a;
+    if (a == "-MD" || a == "-MF" || a == "-Werror")
+      a = "-" + a;
     else if (a.size() == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '9')
       a = std::string("--opt-level=") + a[2];
     args.push_back(a);
@@ -56,7 +61,8 @@ std::vector<std::string> normaliseArgs(int argc, const char *const *argv) {
 }
 
 bool parseInt(const std::string &s, int64_t &v) {
-  if (s.empty()) return false;
+  if (s.empty())
+    return false;
   size_t pos = 0;
   try {
     v = std::stoll(s, &pos, 0);
@@ -71,15 +77,13 @@ bool parseInt(const std::string &s, int64_t &v) {
 po::options_description optionsDescription() {
   auto one = [] { return po::value<std::vector<std::string>>(); };
   po::options_description d;
-  d.add_options()
-      ("help,h", "")("version", "")
-      ("emit", one(), "")("output,o", one(), "")("target", one(), "")("mcpu", one(), "")
-      ("mattr", one(), "")("opt-level", one(), "")("ffast-math", "")("via", one(), "")
-      ("schedule", one(), "")("define,D", one(), "")("no-schedule", "")("include,I", one(), "")
-      ("func", one(), "")("print-ir-after-all", "")("print-ir-after", one(), "")
-      ("print-ir-before", one(), "")("list-passes", "")("bounds-check", "")("MD", "")
-      ("MF", one(), "")("Werror", "")("error-limit", one(), "")("color", one(), "")
-      ("stdlib", one(), "")("input", one(), "");
+  d.add_options()("help,h", "")("version", "")("emit", one(), "")("output,o", one(), "")(
+      "target", one(), "")("mcpu", one(), "")("mattr", one(), "")("opt-level", one(), "")(
+      "ffast-math", "")("via", one(), "")("schedule", one(), "")("define,D", one(), "")(
+      "no-schedule", "")("include,I", one(), "")("func", one(), "")("print-ir-after-all", "")(
+      "print-ir-after", one(), "")("print-ir-before", one(), "")("list-passes", "")(
+      "bounds-check", "")("MD", "")("MF", one(), "")("Werror", "")("error-limit", one(), "")(
+      "color", one(), "")("stdlib", one(), "")("input", one(), "");
   return d;
 }
 
@@ -127,16 +131,21 @@ Exit status: 0 success, 1 compile error, 2 bad command line.
 
 const char *emitKindName(EmitKind kind) {
   for (auto &[name, k] : kEmitKinds)
-    if (k == kind) return name;
+    if (k == kind)
+      return name;
   return "?";
 }
 
 std::string defaultStdlibDir() {
-  if (const char *env = std::getenv("TDSL_STDLIB")) return env;
+  if (const char *env = std::getenv("TDSL_STDLIB"))
+    return env;
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return "stdlib";
-  return (exe.parent_path().parent_path() / "share" / "tdsl" / "stdlib").lexically_normal().string();
+  if (ec)
+    return "stdlib";
+  return (exe.parent_path().parent_path() / "share" / "tdsl" / "stdlib")
+      .lexically_normal()
+      .string();
 }
 
 std::optional<int> parseCommandLine(int argc, const char *const *argv, DriverOptions &opts,
@@ -177,12 +186,14 @@ std::optional<int> parseCommandLine(int argc, const char *const *argv, DriverOpt
   };
   // The last occurrence of a scalar option, or nullopt.
   auto last = [&](const char *name) -> std::optional<std::string> {
-    if (!vm.count(name)) return std::nullopt;
+    if (!vm.count(name))
+      return std::nullopt;
     return vm[name].as<std::vector<std::string>>().back();
   };
   auto oneOf = [](const std::string &v, std::initializer_list<const char *> choices) {
     for (const char *c : choices)
-      if (v == c) return true;
+      if (v == c)
+        return true;
     return false;
   };
 
@@ -194,16 +205,22 @@ std::optional<int> parseCommandLine(int argc, const char *const *argv, DriverOpt
         opts.emit = kind;
         found = true;
       }
-    if (!found) return fail("invalid value '" + *e + "' for --emit; expected ast, ir, lowered, cpp, cuda, llvm, bc, asm, obj or header");
+    if (!found)
+      return fail(
+          "invalid value '" + *e +
+          "' for --emit; expected ast, ir, lowered, cpp, cuda, llvm, bc, asm, obj or header");
   }
-  if (auto o = last("output")) opts.output = *o;
+  if (auto o = last("output"))
+    opts.output = *o;
   if (auto t = last("target")) {
     opts.target = *t;
     if (!oneOf(opts.target, {"cpu", "cuda"}))
       return fail("invalid value '" + opts.target + "' for --target; expected cpu or cuda");
   }
-  if (auto m = last("mcpu")) opts.mcpu = *m;
-  if (auto m = last("mattr")) opts.mattr = *m;
+  if (auto m = last("mcpu"))
+    opts.mcpu = *m;
+  if (auto m = last("mattr"))
+    opts.mattr = *m;
   if (auto o = last("opt-level")) {
     if (!oneOf(*o, {"0", "1", "2", "3"}))
       return fail("invalid optimisation level -O" + *o + "; expected -O0 to -O3");
@@ -227,7 +244,8 @@ std::optional<int> parseCommandLine(int argc, const char *const *argv, DriverOpt
   }
   opts.noSchedule = vm.count("no-schedule") != 0;
   opts.includeDirs = all_("include");
-  if (auto f = last("func")) opts.func = *f;
+  if (auto f = last("func"))
+    opts.func = *f;
   opts.printIRAfterAll = vm.count("print-ir-after-all") != 0;
   opts.printIRAfter = all_("print-ir-after");
   opts.printIRBefore = all_("print-ir-before");
@@ -236,12 +254,14 @@ std::optional<int> parseCommandLine(int argc, const char *const *argv, DriverOpt
   opts.writeDeps = vm.count("MD") != 0;
   if (auto f = last("MF")) {
     opts.depFile = *f;
-    if (!opts.writeDeps) return fail("-MF requires -MD");
+    if (!opts.writeDeps)
+      return fail("-MF requires -MD");
   }
   opts.warningsAsErrors = vm.count("Werror") != 0;
   if (auto n = last("error-limit")) {
     int64_t v = -1;
-    if (!parseInt(*n, v) || v < 0 || v > 4294967295LL || !std::isdigit(static_cast<unsigned char>((*n)[0])))
+    if (!parseInt(*n, v) || v < 0 || v > 4294967295LL ||
+        !std::isdigit(static_cast<unsigned char>((*n)[0])))
       return fail("invalid value '" + *n + "' for --error-limit; expected an integer N >= 0");
     opts.errorLimit = static_cast<unsigned>(v);
   }
@@ -253,8 +273,10 @@ std::optional<int> parseCommandLine(int argc, const char *const *argv, DriverOpt
   opts.stdlibDir = last("stdlib").value_or(defaultStdlibDir());
 
   std::vector<std::string> inputs = all_("input");
-  if (inputs.empty()) return fail("no input file");
-  if (inputs.size() > 1) return fail("more than one input file: '" + inputs[0] + "' and '" + inputs[1] + "'");
+  if (inputs.empty())
+    return fail("no input file");
+  if (inputs.size() > 1)
+    return fail("more than one input file: '" + inputs[0] + "' and '" + inputs[1] + "'");
   opts.input = inputs[0];
   return std::nullopt;
 }
@@ -265,8 +287,10 @@ namespace {
 std::string makeEscape(const std::string &path) {
   std::string out;
   for (char c : path) {
-    if (c == ' ' || c == '#') out += '\\';
-    if (c == '$') out += '$';
+    if (c == ' ' || c == '#')
+      out += '\\';
+    if (c == '$')
+      out += '$';
     out += c;
   }
   return out;
@@ -281,22 +305,28 @@ void printOwnItems(const ir::Module &m, std::ostream &os, const std::string &onl
     wanted.insert(only);
     if (auto *g = m.lookup(only).as<ir::GraphFunc>()) {
       auto add = [&](const ir::GraphBinding &b) {
-        if (auto *c = std::get_if<ir::CallBinding>(&b)) wanted.insert(c->callee);
+        if (auto *c = std::get_if<ir::CallBinding>(&b))
+          wanted.insert(c->callee);
       };
       for (const ir::GraphItem &item : g->body) {
         if (auto *df = std::get_if<ir::DataflowBlock>(&item))
-          for (const ir::GraphBinding &b : df->bindings) add(b);
+          for (const ir::GraphBinding &b : df->bindings)
+            add(b);
         else if (auto *c = std::get_if<ir::CallBinding>(&item))
           wanted.insert(c->callee);
       }
     }
   }
-  for (const std::string &imp : m.imports) os << "import \"" << imp << "\";\n";
+  for (const std::string &imp : m.imports)
+    os << "import \"" << imp << "\";\n";
   bool first = m.imports.empty();
   for (const ir::Func &f : m.functions()) {
-    if (f.name().find('.') != std::string::npos) continue;
-    if (!only.empty() && !wanted.count(f.name())) continue;
-    if (!first) os << "\n";
+    if (f.name().find('.') != std::string::npos)
+      continue;
+    if (!only.empty() && !wanted.count(f.name()))
+      continue;
+    if (!first)
+      os << "\n";
     first = false;
     os << ir::toString(f);
   }
@@ -308,7 +338,9 @@ namespace {
 std::string headerGuard(const std::string &file) {
   std::string guard = "TDSL_";
   for (char ch : fs::path(file).stem().string())
-    guard += std::isalnum(static_cast<unsigned char>(ch)) ? static_cast<char>(std::toupper(static_cast<unsigned char>(ch))) : '_';
+    guard += std::isalnum(static_cast<unsigned char>(ch))
+                 ? static_cast<char>(std::toupper(static_cast<unsigned char>(ch)))
+                 : '_';
   return guard + "_H";
 }
 
@@ -316,20 +348,24 @@ std::string defaultObjectName(const std::string &input) {
   return fs::path(input).stem().string() + ".o";
 }
 
-bool writeDepFile(const DriverOptions &opts, const std::vector<std::string> &deps, std::ostream &err) {
+bool writeDepFile(const DriverOptions &opts, const std::vector<std::string> &deps,
+                  std::ostream &err) {
   std::string target = opts.output.empty() ? defaultObjectName(opts.input) : opts.output;
   std::string file = opts.depFile;
-  if (file.empty()) file = fs::path(target).replace_extension(".d").string();
+  if (file.empty())
+    file = fs::path(target).replace_extension(".d").string();
   std::ofstream out(file);
   if (!out) {
     err << "tdslc: error: cannot write dependency file '" << file << "'\n";
     return false;
   }
   out << makeEscape(target) << ":";
-  for (const std::string &d : deps) out << " \\\n  " << makeEscape(d);
+  for (const std::string &d : deps)
+    out << " \\\n  " << makeEscape(d);
   out << "\n";
   // Like -MP: a phony target per import, so deleting an imported file does not break make.
-  for (size_t i = 1; i < deps.size(); ++i) out << "\n" << makeEscape(deps[i]) << ":\n";
+  for (size_t i = 1; i < deps.size(); ++i)
+    out << "\n" << makeEscape(deps[i]) << ":\n";
   return true;
 }
 
@@ -345,10 +381,12 @@ namespace {
 std::set<std::string> calleesOf(const ir::GraphFunc &g) {
   std::set<std::string> out;
   for (const ir::GraphItem &item : g.body) {
-    if (const auto *c = std::get_if<ir::CallBinding>(&item)) out.insert(c->callee);
+    if (const auto *c = std::get_if<ir::CallBinding>(&item))
+      out.insert(c->callee);
     if (const auto *df = std::get_if<ir::DataflowBlock>(&item))
       for (const ir::GraphBinding &b : df->bindings)
-        if (const auto *c = std::get_if<ir::CallBinding>(&b)) out.insert(c->callee);
+        if (const auto *c = std::get_if<ir::CallBinding>(&b))
+          out.insert(c->callee);
   }
   return out;
 }
@@ -362,7 +400,8 @@ std::set<std::string> reachableFrom(const ir::Module &m, const std::string &root
     work.pop_back();
     if (const auto *g = f.defined() ? f.as<ir::GraphFunc>() : nullptr)
       for (const std::string &c : calleesOf(*g))
-        if (seen.insert(c).second) work.push_back(c);
+        if (seen.insert(c).second)
+          work.push_back(c);
   }
   return seen;
 }
@@ -373,7 +412,8 @@ void dropUncalled(ir::Module &m, const std::vector<graph::DerivedFunc> &instance
                   const std::vector<graph::DerivedFunc> &fused) {
   std::set<std::string> made, called;
   for (const auto *list : {&instances, &fused})
-    for (const graph::DerivedFunc &d : *list) made.insert(d.name);
+    for (const graph::DerivedFunc &d : *list)
+      made.insert(d.name);
   for (const ir::Func &f : m.functions())
     if (const auto *g = f.as<ir::GraphFunc>()) {
       std::set<std::string> c = calleesOf(*g);
@@ -383,20 +423,24 @@ void dropUncalled(ir::Module &m, const std::vector<graph::DerivedFunc> &instance
   // them (funcs and externs first, then graphs), so that the round trip prints the same text.
   std::vector<ir::Func> derived;
   for (const ir::Func &f : m.functions())
-    if (made.count(f.name()) && called.count(f.name())) derived.push_back(f);
+    if (made.count(f.name()) && called.count(f.name()))
+      derived.push_back(f);
   ir::Module kept;
   kept.imports = m.imports;
   bool placed = false;
   for (const ir::Func &f : m.functions()) {
-    if (made.count(f.name())) continue;
+    if (made.count(f.name()))
+      continue;
     if (!placed && f.as<ir::GraphFunc>() && f.name().find('.') == std::string::npos) {
-      for (const ir::Func &d : derived) kept.add(d);
+      for (const ir::Func &d : derived)
+        kept.add(d);
       placed = true;
     }
     kept.add(f);
   }
   if (!placed)
-    for (const ir::Func &d : derived) kept.add(d);
+    for (const ir::Func &d : derived)
+      kept.add(d);
   m = std::move(kept);
 }
 
@@ -407,14 +451,17 @@ const std::vector<std::string> &passNames() {
     std::vector<std::string> out = {"sema"};
     const std::vector<std::string> &graphPasses = graph::graphPassNames();
     out.insert(out.end(), graphPasses.begin(), graphPasses.end() - 1);
-    for (const std::string &p : schedulePrimitiveNames()) out.push_back("schedule." + p);
+    for (const std::string &p : schedulePrimitiveNames())
+      out.push_back("schedule." + p);
     out.push_back("schedule");
     out.push_back(graphPasses.back());
-    for (const std::string &p : lower::lowerStepNames()) out.push_back(p);
+    for (const std::string &p : lower::lowerStepNames())
+      out.push_back(p);
     out.push_back("lower.graph");
     // The cuda pipeline's own steps (its others are CPU steps listed above).
     for (const std::string &p : lower::cudaLowerStepNames())
-      if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+      if (std::find(out.begin(), out.end(), p) == out.end())
+        out.push_back(p);
     return out;
   }();
   return names;
@@ -428,11 +475,11 @@ struct Compilation::State {
   std::vector<ast::Module *> scheduleModules;
 
   State(const DriverOptions &opts, std::ostream &err, DiagnosticOptions dopts)
-      : diags(sm, err, dopts),
-        loader(sm, diags, ImportOptions{opts.includeDirs, opts.stdlibDir}) {}
+      : diags(sm, err, dopts), loader(sm, diags, ImportOptions{opts.includeDirs, opts.stdlibDir}) {}
 };
 
-Compilation::Compilation(const DriverOptions &opts, std::ostream &err) : opts_(opts), printStream_(&err) {
+Compilation::Compilation(const DriverOptions &opts, std::ostream &err)
+    : opts_(opts), printStream_(&err) {
   DiagnosticOptions dopts;
   dopts.warningsAsErrors = opts.warningsAsErrors;
   dopts.errorLimit = opts.errorLimit;
@@ -448,13 +495,15 @@ bool Compilation::parse(const std::string *sourceText) {
   State &st = *state_;
   st.main = st.loader.loadMain(opts_.input, sourceText);
   if (!st.main) {
-    if (!st.diags.hasErrors()) st.diags.error(SourceRange(), "cannot compile '" + opts_.input + "'");
+    if (!st.diags.hasErrors())
+      st.diags.error(SourceRange(), "cannot compile '" + opts_.input + "'");
     st.diags.flush();
     return false;
   }
   for (const std::string &file : opts_.scheduleFiles) {
     ast::Module *s = st.loader.loadMain(file);
-    if (!s) continue;
+    if (!s)
+      continue;
     s->scheduleHost = st.main;
     for (const ast::ItemPtr &item : s->items)
       if (item->kind != ast::ItemKind::Schedule && item->kind != ast::ItemKind::Import)
@@ -468,7 +517,9 @@ bool Compilation::parse(const std::string *sourceText) {
 
 const ast::Module &Compilation::mainModule() const { return *state_->main; }
 
-const std::vector<ast::Module *> &Compilation::scheduleModules() const { return state_->scheduleModules; }
+const std::vector<ast::Module *> &Compilation::scheduleModules() const {
+  return state_->scheduleModules;
+}
 
 std::vector<std::string> Compilation::dependencies() const { return state_->loader.dependencies(); }
 
@@ -476,25 +527,34 @@ std::optional<ir::Module> Compilation::buildIR() {
   State &st = *state_;
   std::vector<ast::Module *> modules;
   for (ast::Module *m : st.loader.modules())
-    if (std::find(st.scheduleModules.begin(), st.scheduleModules.end(), m) == st.scheduleModules.end())
+    if (std::find(st.scheduleModules.begin(), st.scheduleModules.end(), m) ==
+        st.scheduleModules.end())
       modules.push_back(m);
   std::optional<ir::Module> ir = tdsl::buildIR(modules, st.diags);
   st.diags.flush();
-  if (!ir || st.diags.hasErrors()) return std::nullopt;
+  if (!ir || st.diags.hasErrors())
+    return std::nullopt;
   printAfter("sema", *ir);
 
   std::set<std::string> usedDefines;
   // Under --func F, -D binds the constants of F only, and the schedule parameters of F and of
   // what F calls (what is compiled); the other functions are left as they are (spec §9).
   std::set<std::string> compiled;
-  if (!opts_.func.empty()) compiled = reachableFrom(*ir, opts_.func);
-  auto takesConstants = [&](const std::string &fn) { return opts_.func.empty() || fn == opts_.func; };
-  auto takesParams = [&](const std::string &fn) { return opts_.func.empty() || compiled.count(fn) > 0; };
+  if (!opts_.func.empty())
+    compiled = reachableFrom(*ir, opts_.func);
+  auto takesConstants = [&](const std::string &fn) {
+    return opts_.func.empty() || fn == opts_.func;
+  };
+  auto takesParams = [&](const std::string &fn) {
+    return opts_.func.empty() || compiled.count(fn) > 0;
+  };
   // A generic func of the main module whose constants -D gives becomes its instance, checked
   // again (spec §11) before its schedule applies.
   for (const ir::Func &f : std::vector<ir::Func>(ir->functions())) {
     auto *p = f.as<ir::PrimFunc>();
-    if (!p || p->constVars.empty() || f.name().find('.') != std::string::npos || !takesConstants(f.name())) continue;
+    if (!p || p->constVars.empty() || f.name().find('.') != std::string::npos ||
+        !takesConstants(f.name()))
+      continue;
     std::vector<int64_t> values;
     std::vector<std::string> missing;
     for (const ir::Var &c : p->constVars) {
@@ -505,12 +565,16 @@ std::optional<ir::Module> Compilation::buildIR() {
             v = value;
             usedDefines.insert(name);
           }
-      if (v) values.push_back(*v);
-      else missing.push_back(c.name());
+      if (v)
+        values.push_back(*v);
+      else
+        missing.push_back(c.name());
     }
-    if (values.empty()) continue;
+    if (values.empty())
+      continue;
     if (!missing.empty()) {
-      st.diags.error(SourceRange(p->loc), "generic func '" + f.name() + "' is given some constants with -D but not '" +
+      st.diags.error(SourceRange(p->loc), "generic func '" + f.name() +
+                                              "' is given some constants with -D but not '" +
                                               missing.front() + "'");
       continue;
     }
@@ -519,7 +583,8 @@ std::optional<ir::Module> Compilation::buildIR() {
     ir->replace(instance);
   }
   st.diags.flush();
-  if (st.diags.hasErrors()) return std::nullopt;
+  if (st.diags.hasErrors())
+    return std::nullopt;
 
   // Graph passes before schedules (passes/graph/Graph.h).
   std::vector<graph::DerivedFunc> instances, fused;
@@ -527,9 +592,11 @@ std::optional<ir::Module> Compilation::buildIR() {
     graph::foldConstants(*ir);
     printAfter("graph.fold-constants", *ir);
     instances = graph::instantiateCallees(*ir);
-    for (const graph::DerivedFunc &d : instances) checkFunctionAccesses(ir->lookup(d.name), st.diags);
+    for (const graph::DerivedFunc &d : instances)
+      checkFunctionAccesses(ir->lookup(d.name), st.diags);
     st.diags.flush();
-    if (st.diags.hasErrors()) return std::nullopt;
+    if (st.diags.hasErrors())
+      return std::nullopt;
     printAfter("graph.instantiate", *ir);
     graph::eliminateDeadCalls(*ir);
     printAfter("graph.dce", *ir);
@@ -538,8 +605,8 @@ std::optional<ir::Module> Compilation::buildIR() {
     printAfter("graph.fuse", *ir);
   }
 
-  std::vector<ir::ScheduleScript> scripts =
-      buildSchedules(modules, st.scheduleModules, opts_.target, opts_.defines, usedDefines, st.diags, takesParams);
+  std::vector<ir::ScheduleScript> scripts = buildSchedules(
+      modules, st.scheduleModules, opts_.target, opts_.defines, usedDefines, st.diags, takesParams);
   // The schedules of functions --func does not compile are not applied: they may need constants
   // only -D for that function would give.
   scripts.erase(std::remove_if(scripts.begin(), scripts.end(),
@@ -558,36 +625,47 @@ std::optional<ir::Module> Compilation::buildIR() {
     if (auto *p = f.as<ir::PrimFunc>(); p && takesConstants(f.name()))
       for (const ir::Var &c : p->constVars)
         for (const auto &[name, value] : opts_.defines)
-          if (name == c.name() || name == f.name() + "." + c.name()) usedDefines.insert(name);
+          if (name == c.name() || name == f.name() + "." + c.name())
+            usedDefines.insert(name);
   for (const auto &[name, value] : opts_.defines) {
-    if (usedDefines.count(name)) continue;
+    if (usedDefines.count(name))
+      continue;
     std::string d = "-D " + name + "=" + std::to_string(value);
     size_t dot = name.rfind('.');
     if (opts_.func.empty())
-      st.diags.warning(SourceRange(), d + " is not used by any schedule parameter or function constant");
+      st.diags.warning(SourceRange(),
+                       d + " is not used by any schedule parameter or function constant");
     else if (dot != std::string::npos && !takesParams(name.substr(0, dot)))
-      st.diags.warning(SourceRange(), d + " is not used: --func " + opts_.func + " does not compile '" +
-                                          name.substr(0, dot) + "'");
+      st.diags.warning(SourceRange(), d + " is not used: --func " + opts_.func +
+                                          " does not compile '" + name.substr(0, dot) + "'");
     else
-      st.diags.warning(SourceRange(), d + " is not used by --func " + opts_.func + ": no constant of '" +
-                                          opts_.func + "' and no schedule parameter of it or of what it calls "
-                                          "is named '" + name.substr(dot == std::string::npos ? 0 : dot + 1) + "'");
+      st.diags.warning(SourceRange(), d + " is not used by --func " + opts_.func +
+                                          ": no constant of '" + opts_.func +
+                                          "' and no schedule parameter of it or of what it calls "
+                                          "is named '" +
+                                          name.substr(dot == std::string::npos ? 0 : dot + 1) +
+                                          "'");
   }
   st.diags.flush();
-  if (st.diags.hasErrors()) return std::nullopt;
+  if (st.diags.hasErrors())
+    return std::nullopt;
   if (!opts_.noSchedule) {
     printBefore("schedule", *ir);
     // The IR before a primitive is the function as the previous primitive left it.
     std::map<std::string, ir::Func> current;
-    for (const ir::Func &f : ir->functions()) current.emplace(f.name(), f);
-    applySchedules(*ir, scripts, opts_.target, st.diags, [&](const std::string &step, const ir::Func &f) {
-      auto it = current.find(f.name());
-      if (it != current.end()) printBefore(step, it->second);
-      current[f.name()] = f;
-      printAfter(step, f);
-    });
+    for (const ir::Func &f : ir->functions())
+      current.emplace(f.name(), f);
+    applySchedules(*ir, scripts, opts_.target, st.diags,
+                   [&](const std::string &step, const ir::Func &f) {
+                     auto it = current.find(f.name());
+                     if (it != current.end())
+                       printBefore(step, it->second);
+                     current[f.name()] = f;
+                     printAfter(step, f);
+                   });
     st.diags.flush();
-    if (st.diags.hasErrors()) return std::nullopt;
+    if (st.diags.hasErrors())
+      return std::nullopt;
     scheduleFused(*ir, fused, scripts);
     printAfter("schedule", *ir);
   }
@@ -605,7 +683,8 @@ void Compilation::scheduleFused(ir::Module &m, const std::vector<graph::DerivedF
   // are placed after, each step a checked primitive.
   for (const graph::DerivedFunc &d : fused) {
     ir::Func f = m.lookup(d.name);
-    if (!f) continue;
+    if (!f)
+      continue;
     std::vector<ir::ScheduleScript> own;
     for (const ir::ScheduleScript &s : scripts)
       if (s.func == d.scheduleFrom) {
@@ -617,55 +696,67 @@ void Compilation::scheduleFused(ir::Module &m, const std::vector<graph::DerivedF
       DiagnosticEngine quiet(state_->sm, sink);
       applySchedules(m, own, opts_.target, quiet,
                      [&](const std::string &step, const ir::Func &g) { printAfter(step, g); });
-      if (quiet.hasErrors()) m.replace(f);
+      if (quiet.hasErrors())
+        m.replace(f);
     }
     m.replace(graph::placeFusedConsumers(m.lookup(d.name), d, opts_.target));
   }
 }
 
 bool Compilation::wantsPrint(const std::string &step) const {
-  if (opts_.printIRAfterAll) return true;
+  if (opts_.printIRAfterAll)
+    return true;
   for (const std::string &p : opts_.printIRAfter)
-    if (p == step) return true;
+    if (p == step)
+      return true;
   return false;
 }
 
 std::string Compilation::locationText(const SourceLoc &loc) const {
   std::string where = std::to_string(loc.line) + ":" + std::to_string(loc.col);
-  if (loc.file == 0) return "line " + where;
+  if (loc.file == 0)
+    return "line " + where;
   return state_->sm.path(loc.file) + ":" + where;
 }
 
 bool Compilation::wantsPrintBefore(const std::string &step) const {
-  return std::find(opts_.printIRBefore.begin(), opts_.printIRBefore.end(), step) != opts_.printIRBefore.end();
+  return std::find(opts_.printIRBefore.begin(), opts_.printIRBefore.end(), step) !=
+         opts_.printIRBefore.end();
 }
 
 void Compilation::printBefore(const std::string &step, const ir::Module &m) {
-  if (!wantsPrintBefore(step)) return;
+  if (!wantsPrintBefore(step))
+    return;
   *printStream_ << "// ----- IR before " << step << " -----\n";
   printOwnItems(m, *printStream_);
 }
 
 void Compilation::printBefore(const std::string &step, const ir::Func &f) {
-  if (!wantsPrintBefore(step)) return;
-  *printStream_ << "// ----- IR before " << step << " (" << f.name() << ") -----\n" << ir::toString(f);
+  if (!wantsPrintBefore(step))
+    return;
+  *printStream_ << "// ----- IR before " << step << " (" << f.name() << ") -----\n"
+                << ir::toString(f);
 }
 
 void Compilation::printAfter(const std::string &step, const ir::Module &m) {
-  if (!wantsPrint(step)) return;
+  if (!wantsPrint(step))
+    return;
   *printStream_ << "// ----- IR after " << step << " -----\n";
   printOwnItems(m, *printStream_);
 }
 
 void Compilation::printAfter(const std::string &step, const ir::Func &f) {
-  if (!wantsPrint(step)) return;
-  *printStream_ << "// ----- IR after " << step << " (" << f.name() << ") -----\n" << ir::toString(f);
+  if (!wantsPrint(step))
+    return;
+  *printStream_ << "// ----- IR after " << step << " (" << f.name() << ") -----\n"
+                << ir::toString(f);
 }
 
 int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
                 const std::string *sourceText) {
   if (opts.listPasses) {
-    for (const std::string &p : passNames()) out << p << "\n";
+    for (const std::string &p : passNames())
+      out << p << "\n";
     return 0;
   }
   // CUDA code comes from functions scheduled for the GPU; C++ and objects from CPU ones.
@@ -673,8 +764,9 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
     err << "tdslc: error: --emit=cuda needs --target=cuda\n";
     return 2;
   }
-  if (opts.target == "cuda" && (opts.emit == EmitKind::Cpp || opts.emit == EmitKind::Obj || opts.emit == EmitKind::Asm ||
-                                opts.emit == EmitKind::LLVM || opts.emit == EmitKind::Bitcode)) {
+  if (opts.target == "cuda" &&
+      (opts.emit == EmitKind::Cpp || opts.emit == EmitKind::Obj || opts.emit == EmitKind::Asm ||
+       opts.emit == EmitKind::LLVM || opts.emit == EmitKind::Bitcode)) {
     err << "tdslc: error: --emit=" << emitKindName(opts.emit)
         << " makes CPU code; with --target=cuda use --emit=cuda (or ir, lowered, header)\n";
     return 2;
@@ -690,34 +782,45 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
       return 2;
     }
     if (p == "sema") {
-      err << "tdslc: error: --print-ir-before=sema: there is no IR before sema (it builds the IR); use "
+      err << "tdslc: error: --print-ir-before=sema: there is no IR before sema (it builds the IR); "
+             "use "
              "--emit=ast\n";
       return 2;
     }
   }
 
   Compilation c(opts, err);
-  if (!c.parse(sourceText)) return 1;
-  if (opts.writeDeps && !writeDepFile(opts, c.dependencies(), err)) return 1;
+  if (!c.parse(sourceText))
+    return 1;
+  if (opts.writeDeps && !writeDepFile(opts, c.dependencies(), err))
+    return 1;
 
   std::ostringstream text;
   if (!opts.func.empty() && !c.mainModule().findCallable(opts.func)) {
-    err << "tdslc: error: no func, graph or extern named '" << opts.func << "' in '" << opts.input << "'\n";
+    err << "tdslc: error: no func, graph or extern named '" << opts.func << "' in '" << opts.input
+        << "'\n";
     return 1;
   }
   if (opts.emit == EmitKind::AST) {
     dumpAST(c.mainModule(), text, opts.func);
-    for (const ast::Module *s : c.scheduleModules()) dumpAST(*s, text);
+    for (const ast::Module *s : c.scheduleModules())
+      dumpAST(*s, text);
   } else {
     std::optional<ir::Module> ir = c.buildIR();
-    if (!ir) return 1;
+    if (!ir)
+      return 1;
     cpp::CppOptions copts;
     copts.onlyFunc = opts.func;
-    copts.afterLowerStep = [&](const std::string &step, const ir::Func &f) { c.printAfter(step, f); };
-    copts.lower.beforeStep = [&](const std::string &step, const ir::Func &f) { c.printBefore(step, f); };
+    copts.afterLowerStep = [&](const std::string &step, const ir::Func &f) {
+      c.printAfter(step, f);
+    };
+    copts.lower.beforeStep = [&](const std::string &step, const ir::Func &f) {
+      c.printBefore(step, f);
+    };
     copts.lower.boundsCheck = opts.boundsCheck;
     copts.lower.locationText = [&](const SourceLoc &loc) { return c.locationText(loc); };
-    copts.headerGuard = headerGuard(opts.output.empty() || opts.output == "-" ? opts.input : opts.output);
+    copts.headerGuard =
+        headerGuard(opts.output.empty() || opts.output == "-" ? opts.input : opts.output);
     cuda::CudaOptions cuopts;
     cuopts.onlyFunc = opts.func;
     cuopts.afterLowerStep = copts.afterLowerStep;
@@ -725,13 +828,15 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
     if (isCuda && (opts.emit == EmitKind::Lowered || opts.emit == EmitKind::Cuda)) {
       bool ok = cuda::checkCudaModule(*ir, cuda::CudaOptions{opts.func, {}, true}, c.diags());
       c.diags().flush();
-      if (!ok) return 1;
+      if (!ok)
+        return 1;
     }
     switch (opts.emit) {
     case EmitKind::Lowered: {
       bool first = true;
       // The C++ backend's lowering (funcs, and graphs through lower.graph), or the cuda one.
-      for (const ir::Func &f : isCuda ? cuda::lowerModule(*ir, cuopts) : cpp::lowerModule(*ir, copts)) {
+      for (const ir::Func &f :
+           isCuda ? cuda::lowerModule(*ir, cuopts) : cpp::lowerModule(*ir, copts)) {
         text << (first ? "" : "\n") << ir::toString(f);
         first = false;
       }
@@ -756,8 +861,10 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
         options.fastMath = opts.fastMath;
         options.assembly = opts.emit == EmitKind::Asm;
         std::string code = cpp::emitCpp(*ir, copts), bytes, errors;
-        if (!cpp::compileCpp(code, fs::path(opts.input).filename().string() + ".cpp", options, bytes, errors)) {
-          err << errors << "tdslc: error: the Clang libraries could not compile the C++ emitted for '"
+        if (!cpp::compileCpp(code, fs::path(opts.input).filename().string() + ".cpp", options,
+                             bytes, errors)) {
+          err << errors
+              << "tdslc: error: the Clang libraries could not compile the C++ emitted for '"
               << opts.input << "'\n";
           return 1;
         }
@@ -770,7 +877,8 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
       // The LLVM backend (--via=llvm, the default; --emit=llvm|bc always).
       if (opts.boundsCheck) {
         err << "tdslc: error: --bounds-check is implemented by the C++ backend only; use --emit="
-            << emitKindName(opts.emit == EmitKind::Asm ? EmitKind::Asm : EmitKind::Obj) << " --via=cpp\n";
+            << emitKindName(opts.emit == EmitKind::Asm ? EmitKind::Asm : EmitKind::Obj)
+            << " --via=cpp\n";
         return 2;
       }
       if (!opts.func.empty() && ir->lookup(opts.func).as<ir::ExternFunc>()) {
@@ -791,13 +899,14 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
       std::vector<ir::Func> sources = cpp::emittedFunctions(*ir, copts);
       std::vector<ir::Func> lowered = cpp::lowerModule(*ir, copts);
       std::vector<ir::Func> externs = llvmgen::moduleExterns(*ir);
-      if (std::string clash = llvmgen::externSymbolClash(sources, lowered, externs); !clash.empty()) {
+      if (std::string clash = llvmgen::externSymbolClash(sources, lowered, externs);
+          !clash.empty()) {
         err << "tdslc: error: " << clash << "\n";
         return 1;
       }
       std::string bytes, error;
-      if (!llvmgen::compileFunctions(fs::path(opts.input).filename().string(), sources, lowered, options,
-                                     kind, bytes, error, externs)) {
+      if (!llvmgen::compileFunctions(fs::path(opts.input).filename().string(), sources, lowered,
+                                     options, kind, bytes, error, externs)) {
         err << "tdslc: error: " << error << "\n";
         return 2;
       }
@@ -811,8 +920,10 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
   // An object goes to -o FILE or <stem>.o, bitcode to -o FILE or <stem>.bc; text (assembly
   // and LLVM IR included) to -o FILE or stdout.
   std::string output = opts.output;
-  if (output.empty() && opts.emit == EmitKind::Obj) output = defaultObjectName(opts.input);
-  if (output.empty() && opts.emit == EmitKind::Bitcode) output = fs::path(opts.input).stem().string() + ".bc";
+  if (output.empty() && opts.emit == EmitKind::Obj)
+    output = defaultObjectName(opts.input);
+  if (output.empty() && opts.emit == EmitKind::Bitcode)
+    output = fs::path(opts.input).stem().string() + ".bc";
   if (output.empty() || output == "-") {
     out << text.str();
     return 0;

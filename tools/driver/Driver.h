@@ -1,5 +1,8 @@
-// Driver.h — the compiler driver behind `tdslc`: command line, phases, outputs (spec §9).
+//===- tools/driver/Driver.h ------------------------------------------------------------------===//
+//
+// The compiler driver behind `tdslc`: command line, phases, outputs (spec §9).
 // A library so that tests can run whole compilations in-process.
+
 #pragma once
 
 #include "frontend/AST.h"
@@ -8,8 +11,8 @@
 #include "passes/graph/Graph.h"
 
 #include <iosfwd>
-#include <memory>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,12 +24,12 @@ enum class EmitKind { AST, IR, Lowered, Cpp, Cuda, LLVM, Bitcode, Asm, Obj, Head
 struct DriverOptions {
   std::string input;
   EmitKind emit = EmitKind::Obj;
-  std::string output;                  // empty: stdout for text, <stem>.o for obj
-  std::string target = "cpu";          // cpu | cuda
-  std::string mcpu = "native", mattr;  // --mcpu, --mattr
-  int optLevel = 2;                    // -O0..-O3
+  std::string output;                 // empty: stdout for text, <stem>.o for obj
+  std::string target = "cpu";         // cpu | cuda
+  std::string mcpu = "native", mattr; // --mcpu, --mattr
+  int optLevel = 2;                   // -O0..-O3
   bool fastMath = false;
-  std::string via = "llvm";            // --via=llvm|cpp
+  std::string via = "llvm"; // --via=llvm|cpp
   std::vector<std::string> scheduleFiles;
   std::vector<std::pair<std::string, int64_t>> defines; // -D NAME=VALUE, in order
   bool noSchedule = false;
@@ -36,13 +39,13 @@ struct DriverOptions {
   std::vector<std::string> printIRAfter, printIRBefore;
   bool listPasses = false;
   bool boundsCheck = false;
-  bool writeDeps = false;              // -MD
-  std::string depFile;                 // -MF
+  bool writeDeps = false; // -MD
+  std::string depFile;    // -MF
   bool warningsAsErrors = false;
   unsigned errorLimit = 20;
   std::string color = "auto";
-  std::string stdlibDir;               // found from the executable unless set
-  bool graphPasses = true;             // false: graphs as checked (tdsl-run --check's reference)
+  std::string stdlibDir;   // found from the executable unless set
+  bool graphPasses = true; // false: graphs as checked (tdsl-run --check's reference)
 };
 
 /// Parses a tdslc command line. Returns std::nullopt to go on compiling, or the exit status

@@ -139,8 +139,8 @@ bool splitAssignment(const std::string &text, std::pair<std::string, std::string
 std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   auto many = [] { return po::value<std::vector<std::string>>(); };
   po::options_description desc;
-  desc.add_options()("help,h", "")("func", many(), "")("interpret", "")("no-schedule", "")("bench", "")(
-      "check", "")("input", many(), "")("output", many(), "")("load", many(), "")(
+  desc.add_options()("help,h", "")("func", many(), "")("interpret", "")("no-schedule", "")(
+      "bench", "")("check", "")("input", many(), "")("output", many(), "")("load", many(), "")(
       "define,D", many(), "")("seed", many(), "")("include,I", many(), "")("stdlib", many(), "")(
       "via", many(), "")("threads", many(), "")("repeat", many(), "")("opt-level", many(), "")(
       "target", many(), "")("file", many(), "");
@@ -157,12 +157,9 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
         a = std::string("--opt-level=") + a[2];
       argList.push_back(a);
     }
-    po::store(po::command_line_parser(argList)
-                  .options(desc)
-                  .positional(positional)
-                  .style(style)
-                  .run(),
-              vm);
+    po::store(
+        po::command_line_parser(argList).options(desc).positional(positional).style(style).run(),
+        vm);
     po::notify(vm);
   } catch (const po::error &e) {
     return usageError(e.what());
@@ -298,8 +295,8 @@ std::optional<Tensor> readInput(const ParamInfo &param, const std::string &path)
   if (param.dtype == ir::DType::bf16() && t->dtype == ir::DType::u16())
     t->dtype = ir::DType::bf16();
   if (t->dtype != param.dtype) {
-    runError("'" + param.name + "' has dtype " + param.dtype.name() + " but '" + path +
-             "' holds " + runtime::npyDescr(t->dtype) + " (" + t->dtype.name() + ")");
+    runError("'" + param.name + "' has dtype " + param.dtype.name() + " but '" + path + "' holds " +
+             runtime::npyDescr(t->dtype) + " (" + t->dtype.name() + ")");
     return std::nullopt;
   }
   return t;
@@ -403,8 +400,8 @@ std::optional<Compiled> compileForJit(const RunOptions &opts, const ir::Module &
   }
   size_t index = static_cast<size_t>(self - sources.begin());
   std::vector<ir::Func> lowered = cpp::lowerModule(module, copts);
-  c.source = sources[index].as<ir::GraphFunc>() ? lower::graphSignature(sources[index])
-                                                 : sources[index];
+  c.source =
+      sources[index].as<ir::GraphFunc>() ? lower::graphSignature(sources[index]) : sources[index];
   c.lowered = lowered[index];
   for (size_t i = 0; i < sources.size(); ++i)
     c.loweredByName[sources[i].name()] = lowered[i];
@@ -572,16 +569,17 @@ bool bench(const RunOptions &opts, const Compiled &c, const ArgMap &args, std::s
     auto start = std::chrono::steady_clock::now();
     if (!callCompiled(c, copy, error))
       return false;
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(seconds.begin(), seconds.end());
   size_t n = seconds.size();
   double median = n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
   double flops = countFlops(c.lowered, shapeValues(c, args), c.loweredByName);
   std::cout << "bench: '" << opts.func << "' (" << (opts.via == "cpp" ? "C++" : "LLVM") << ", -O"
-            << opts.optLevel << "): " << formatNumber(median * 1e3) << " ms per call (median of " << n
-            << "), " << formatNumber(flops) << " flop, " << formatNumber(median > 0 ? flops / median * 1e-9 : 0)
-            << " GFLOP/s\n";
+            << opts.optLevel << "): " << formatNumber(median * 1e3) << " ms per call (median of "
+            << n << "), " << formatNumber(flops) << " flop, "
+            << formatNumber(median > 0 ? flops / median * 1e-9 : 0) << " GFLOP/s\n";
   return true;
 }
 
@@ -717,8 +715,10 @@ int run(const RunOptions &opts) {
         bool same;
         if (param.dtype.isFloat()) {
           double d = std::fabs(g.f - w.f);
-          same = (std::isnan(g.f) && std::isnan(w.f)) || g.f == w.f || d <= 1e-5 + 1e-4 * std::fabs(w.f);
-          if (!std::isnan(d)) maxDiff = std::max(maxDiff, d);
+          same = (std::isnan(g.f) && std::isnan(w.f)) || g.f == w.f ||
+                 d <= 1e-5 + 1e-4 * std::fabs(w.f);
+          if (!std::isnan(d))
+            maxDiff = std::max(maxDiff, d);
         } else {
           same = g.i == w.i;
         }

@@ -1,4 +1,5 @@
-// tdslc — the TDSL compiler driver (spec §9).
+//===- tools/tdslc/tdslc.cpp - Tdslc — the TDSL compiler driver (spec §9) ---------------------===//
+
 #include "tools/driver/Driver.h"
 
 #include <iostream>

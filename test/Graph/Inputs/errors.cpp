@@ -1,6 +1,9 @@
-// errors.cpp — a failing call inside a compiled graph: the graph returns the callee's status,
+//===- test/Graph/Inputs/errors.cpp -----------------------------------------------------------===//
+//
+// A failing call inside a compiled graph: the graph returns the callee's status,
 // tdsl_last_error() keeps the callee's message, and the arena is released (the program runs
 // under AddressSanitizer's leak checker). Usage: errors (prints what happened).
+
 #include "guarded.h"
 
 #include <cstdio>

@@ -1,6 +1,9 @@
-// externs.cpp — extern functions for the Graph numerical tests, built as a shared library
+//===- test/Graph/Inputs/externs.cpp ----------------------------------------------------------===//
+//
+// Extern functions for the Graph numerical tests, built as a shared library
 // (loaded by `tdsl-run --load`, linked into the compiled programs). Raw entries of spec §10:
 // inputs, outputs, shape variables; status 0 on success.
+
 #include <cblas.h>
 
 #include <cstdint>

@@ -34,20 +34,20 @@ TEST(Float16, EveryPatternRoundTrips) {
 }
 
 TEST(Float16, RoundsToNearestEven) {
-  EXPECT_EQ(f16FromDouble(1.0 + std::ldexp(1, -11)), 0x3c00); // tie, down to even
+  EXPECT_EQ(f16FromDouble(1.0 + std::ldexp(1, -11)), 0x3c00);     // tie, down to even
   EXPECT_EQ(f16FromDouble(1.0 + 3 * std::ldexp(1, -11)), 0x3c02); // tie, up to even
   EXPECT_EQ(f16FromDouble(1.0 + std::ldexp(1, -11) + std::ldexp(1, -40)), 0x3c01);
-  EXPECT_EQ(f16FromDouble(std::ldexp(1, -24)), 0x0001);          // smallest subnormal
-  EXPECT_EQ(f16FromDouble(std::ldexp(1, -25)), 0x0000);          // tie to even zero
+  EXPECT_EQ(f16FromDouble(std::ldexp(1, -24)), 0x0001); // smallest subnormal
+  EXPECT_EQ(f16FromDouble(std::ldexp(1, -25)), 0x0000); // tie to even zero
   EXPECT_EQ(f16FromDouble(1.5 * std::ldexp(1, -25)), 0x0001);
-  EXPECT_EQ(f16FromDouble(-std::ldexp(1, -26)), 0x8000);         // signed zero
+  EXPECT_EQ(f16FromDouble(-std::ldexp(1, -26)), 0x8000); // signed zero
   EXPECT_EQ(f16FromDouble(65504.0), 0x7bff);
   EXPECT_EQ(f16FromDouble(65519.99), 0x7bff);
   EXPECT_EQ(f16FromDouble(65520.0), 0x7c00); // rounds to infinity
   EXPECT_EQ(f16FromDouble(-INFINITY), 0xfc00);
   EXPECT_EQ(f16FromDouble(NAN) & 0x7e00, 0x7e00);
-  EXPECT_EQ(f16FromInt(2049), 0x6800);  // 2048
-  EXPECT_EQ(f16FromInt(2051), 0x6802);  // 2052
+  EXPECT_EQ(f16FromInt(2049), 0x6800); // 2048
+  EXPECT_EQ(f16FromInt(2051), 0x6802); // 2052
   EXPECT_EQ(f16FromInt(-70000), 0xfc00);
   EXPECT_EQ(bf16FromUInt(~uint64_t(0)), 0x5f80); // 2^64
   // 2^24 + 1 as an int64 rounds once to bf16 (through f32 it would round twice).
@@ -76,7 +76,8 @@ TEST(Npy, RoundTripsEveryDType) {
     for (std::vector<int64_t> shape : {std::vector<int64_t>{}, {3}, {2, 5}}) {
       Tensor a(t, shape);
       for (int64_t i = 0; i < a.numElements(); ++i)
-        a.store(i, t.isFloat() ? Scalar::ofFloat(t, i * 0.5 - 1) : Scalar::ofInt(t, i % 2 ? i : -i));
+        a.store(i,
+                t.isFloat() ? Scalar::ofFloat(t, i * 0.5 - 1) : Scalar::ofInt(t, i % 2 ? i : -i));
       std::string error;
       ASSERT_TRUE(writeNpy(path, a, error)) << error;
       std::optional<Tensor> b = readNpy(path, error);

@@ -1,5 +1,8 @@
-// dlpack_errors.cpp — calls rowsum_dlpack (test/CodeGen/CPP/dlpack_errors.tdsl, header given
+//===- test/CodeGen/CPP/Inputs/dlpack_errors.cpp ----------------------------------------------===//
+//
+// Calls rowsum_dlpack (test/CodeGen/CPP/dlpack_errors.tdsl, header given
 // with -include) with good and bad DLTensors and prints what it returns.
+
 #include <cstdio>
 
 namespace {

@@ -1,11 +1,14 @@
-// harness.cpp — a generic driver for functions emitted by `tdslc --emit=cpp`: loads one .npy
+//===- test/CodeGen/CPP/Inputs/harness.cpp ----------------------------------------------------===//
+//
+// A generic driver for functions emitted by `tdslc --emit=cpp`: loads one .npy
 // file per tensor argument (inputs, then outputs with their initial contents), calls the
 // function's DLPack entry through the TDSL_CALL(t) macro given on the command line, e.g.
-//   -DTDSL_HEADER='"mm.h"' '-DTDSL_CALL(t)=mm_dlpack(&t[0], &t[1], &t[2])'
+// -DTDSL_HEADER='"mm.h"' '-DTDSL_CALL(t)=mm_dlpack(&t[0], &t[1], &t[2])'
 // and writes the outputs back. Usage: harness IN.npy ... out:INIT.npy:RESULT.npy ...
 // A file named *.bf16.npy holds bf16 bit patterns (<u2). Exit status 0 on success; on failure
 // it prints tdsl_last_error().
 // With TDSL_HARNESS_NO_MAIN defined it only provides the .npy helpers (sweep_harness.cpp).
+
 #ifndef TDSL_HARNESS_NO_MAIN
 #include TDSL_HEADER
 #else
@@ -83,8 +86,8 @@ bool writeNpy(const std::string &path, const Array &a) {
     shape += (i ? ", " : "") + std::to_string(a.shape[i]);
   if (a.shape.size() == 1)
     shape += ",";
-  std::string header = "{'descr': '" + a.descr + "', 'fortran_order': False, 'shape': (" +
-                       shape + "), }";
+  std::string header =
+      "{'descr': '" + a.descr + "', 'fortran_order': False, 'shape': (" + shape + "), }";
   while ((10 + header.size() + 1) % 64 != 0)
     header += ' ';
   header += '\n';

@@ -1,9 +1,12 @@
-// sweep_harness.cpp — the driver of the C++ sweep (sweep.py): one executable runs any function
+//===- test/CodeGen/CPP/Inputs/sweep_harness.cpp ----------------------------------------------===//
+//
+// The driver of the C++ sweep (sweep.py): one executable runs any function
 // of one emitted translation unit. The table `tdsl_sweep_entries` (generated per unit by
 // sweep.py) maps a source function name to a wrapper that calls its DLPack entry.
 // Usage: sweep_harness FUNC ARG... where ARG is IN.npy, out:INIT.npy:RESULT.npy, or s:VALUE
 // for a scalar input (passed as a double; the wrapper converts it). Exit 0 on success, 1 when
 // the function returns non-zero (tdsl_last_error() printed), 2 on a usage error.
+
 #define TDSL_HARNESS_NO_MAIN
 #include "harness.cpp"
 
