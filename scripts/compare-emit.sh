@@ -14,7 +14,7 @@ mode="${1:-}"
 case "$mode" in
 snapshot)
   out="${2:?usage: compare-emit.sh snapshot OUTDIR [BUILD]}"
-  build="${3:-$root/build}"
+  build="$(cd "${3:-$root/build}" && pwd)"
   tdslc="$build/bin/tdslc"
   mkdir -p "$out"
   cd "$root"
