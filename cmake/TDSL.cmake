@@ -11,6 +11,7 @@
 # runtime (libomp, for parallel loops; see docs/cpp-backend.md).
 #
 # Settings: TDSLC (the compiler; found on PATH unless given), TDSL_OMP_LIBRARY (libomp).
+# From an installed TDSL, `find_package(TDSL)` includes this file (packaging/TDSLConfig.cmake.in).
 include_guard(GLOBAL)
 cmake_minimum_required(VERSION 3.20) # DEPFILE with every generator, CMP0116
 
@@ -61,5 +62,8 @@ function(tdsl_add_library name)
   add_library(${name} STATIC ${outputs})
   set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
   target_include_directories(${name} PUBLIC ${incdir})
+  if(TDSL_INCLUDE_DIR) # an installed TDSL (TDSLConfig.cmake): tdsl.h
+    target_include_directories(${name} PUBLIC ${TDSL_INCLUDE_DIR})
+  endif()
   target_link_libraries(${name} PUBLIC ${TDSL_OMP_LIBRARY} Threads::Threads m)
 endfunction()
