@@ -1,4 +1,7 @@
-//===- packaging/tdsl.h - The runtime interface of compiled TDSL code --------------------------===//
+//===- packaging/tdsl.h -----------------------------------------------------------------------===//
+//
+// ===- packaging/tdsl.h - The runtime interface of compiled TDSL code
+// --------------------------===//
 //
 // Installed as <prefix>/include/tdsl.h. What every object compiled by tdslc shares (spec §10):
 // the DLPack types of the `NAME_dlpack` entries and `tdsl_last_error()`, the message of the

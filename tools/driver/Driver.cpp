@@ -8,6 +8,7 @@
 #include "backends/cpp/CompileCpp.h"
 #include "backends/cpp/CppEmitter.h"
 #include "backends/cuda/CudaEmitter.h"
+#include "backends/dot/Dot.h"
 #include "backends/llvm/LLVMBackend.h"
 #include "backends/llvm/Target.h"
 #include "frontend/ASTPrinter.h"
@@ -41,10 +42,10 @@ namespace {
 const char *kVersion = "tdslc 0.1.0 (TDSL tensor DSL compiler; ANTLR 4.9 runtime, LLVM 19)";
 
 const std::pair<const char *, EmitKind> kEmitKinds[] = {
-    {"ast", EmitKind::AST},      {"ir", EmitKind::IR},     {"lowered", EmitKind::Lowered},
-    {"cpp", EmitKind::Cpp},      {"cuda", EmitKind::Cuda}, {"llvm", EmitKind::LLVM},
-    {"bc", EmitKind::Bitcode},   {"asm", EmitKind::Asm},   {"obj", EmitKind::Obj},
-    {"header", EmitKind::Header}};
+    {"ast", EmitKind::AST},       {"ir", EmitKind::IR},     {"lowered", EmitKind::Lowered},
+    {"cpp", EmitKind::Cpp},       {"cuda", EmitKind::Cuda}, {"llvm", EmitKind::LLVM},
+    {"bc", EmitKind::Bitcode},    {"asm", EmitKind::Asm},   {"obj", EmitKind::Obj},
+    {"header", EmitKind::Header}, {"dot", EmitKind::Dot}};
 
 /// Rewrites the GCC-style single-dash spellings into long options Boost understands.
 std::vector<std::string> normaliseArgs(int argc, const char *const *argv) {
@@ -90,7 +91,7 @@ po::options_description optionsDescription() {
 const char *kHelp = R"(usage: tdslc [options] FILE.tdsl
 
 Output:
-  --emit=KIND                ast|ir|lowered|cpp|cuda|llvm|bc|asm|obj|header (default obj)
+  --emit=KIND                ast|ir|lowered|cpp|cuda|llvm|bc|asm|obj|header|dot (default obj)
   -o FILE                    output (default: stdout for text, FILE.o for obj)
   -MD                        write a Makefile dependency file (the source and its imports)
   -MF FILE                   name of the dependency file (with -MD; default: output.d)
@@ -847,6 +848,9 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
       break;
     case EmitKind::Cuda:
       text << cuda::emitCuda(*ir, cuopts);
+      break;
+    case EmitKind::Dot: // Graphviz: graphs' dataflow, funcs' loop nests (backends/dot)
+      text << dot::printModule(*ir, {opts.func, fs::path(opts.input).filename().string()});
       break;
     case EmitKind::Header: // one header for the C++ and CUDA entries (spec §10)
       text << cpp::emitHeader(*ir, copts);

@@ -19,7 +19,7 @@
 
 namespace tdsl {
 
-enum class EmitKind { AST, IR, Lowered, Cpp, Cuda, LLVM, Bitcode, Asm, Obj, Header };
+enum class EmitKind { AST, IR, Lowered, Cpp, Cuda, LLVM, Bitcode, Asm, Obj, Header, Dot };
 
 struct DriverOptions {
   std::string input;

@@ -20,6 +20,7 @@
 #include "runtime/Float16.h"
 #include "runtime/Npy.h"
 #include "tools/driver/Driver.h"
+#include "tools/tdsl-run/BenchJson.h"
 #include "tools/tdsl-run/FlopCount.h"
 
 #include <boost/program_options.hpp>
@@ -65,6 +66,7 @@ const char *kHelp = R"(usage: tdsl-run FILE.tdsl --func NAME [options]
   --stdlib DIR             standard library folder
   --bench                  time the compiled function: median time per call and GFLOP/s
   --repeat N               timed calls of --bench (default 10, after 2 warm-up calls)
+  --json FILE              --bench: append the result as a JSON line to FILE (- for stdout)
   --check                  compare with the unscheduled function run by the interpreter
   --no-schedule            ignore all schedules
   --target=cpu|cuda        which schedules apply (default cpu); with --interpret, cuda runs
@@ -88,6 +90,7 @@ struct RunOptions {
   std::vector<std::string> libraries;
   interp::ConstMap defines;
   uint64_t seed = 0;
+  std::string json; // --json FILE (BenchJson.h)
   std::vector<std::string> includeDirs;
   std::string stdlibDir;
 };
@@ -143,7 +146,7 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
       "bench", "")("check", "")("input", many(), "")("output", many(), "")("load", many(), "")(
       "define,D", many(), "")("seed", many(), "")("include,I", many(), "")("stdlib", many(), "")(
       "via", many(), "")("threads", many(), "")("repeat", many(), "")("opt-level", many(), "")(
-      "target", many(), "")("file", many(), "");
+      "target", many(), "")("file", many(), "")("json", many(), "");
   po::positional_options_description positional;
   positional.add("file", -1);
   po::variables_map vm;
@@ -240,6 +243,9 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   }
   if (opts.bench && opts.interpret)
     return usageError("--bench times compiled code: it cannot be used with --interpret");
+  if (!all("json").empty() && !opts.bench)
+    return usageError("--json writes the results of --bench: give --bench too");
+  opts.json = all("json").empty() ? "" : all("json").back();
   return std::nullopt;
 }
 
@@ -576,6 +582,18 @@ bool bench(const RunOptions &opts, const Compiled &c, const ArgMap &args, std::s
   size_t n = seconds.size();
   double median = n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
   double flops = countFlops(c.lowered, shapeValues(c, args), c.loweredByName);
+  if (!opts.json.empty()) {
+    BenchRecord r{opts.file, opts.func, opts.via, opts.optLevel, opts.threads,
+                  {},        {},        seconds,  median,        flops};
+    for (const auto &[var, value] : shapeValues(c, args))
+      r.shapes.emplace_back(var.name(), value);
+    std::sort(r.shapes.begin(), r.shapes.end());
+    r.defines.assign(opts.defines.begin(), opts.defines.end());
+    if (!writeBenchJson(r, opts.json, error))
+      return false;
+    if (opts.json == "-")
+      return true;
+  }
   std::cout << "bench: '" << opts.func << "' (" << (opts.via == "cpp" ? "C++" : "LLVM") << ", -O"
             << opts.optLevel << "): " << formatNumber(median * 1e3) << " ms per call (median of "
             << n << "), " << formatNumber(flops) << " flop, "

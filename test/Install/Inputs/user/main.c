@@ -1,4 +1,7 @@
-//===- test/Install/Inputs/user/main.c - A C program calling an installed TDSL's kernels -------===//
+//===- test/Install/Inputs/user/main.c --------------------------------------------------------===//
+//
+// ===- test/Install/Inputs/user/main.c - A C program calling an installed TDSL's kernels
+// -------===//
 //
 // Built against an installed prefix (or the unpacked .deb) by Inputs/user/CMakeLists.txt and
 // Inputs/user/Makefile: calls the raw entry of softmax.tdsl, then its DLPack entry with a
