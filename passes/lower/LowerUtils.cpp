@@ -103,6 +103,12 @@ std::optional<std::vector<std::vector<Interval>>> accessBoxes(const Stmt &s, con
   return collector.boxes;
 }
 
+Stmt seqOrNoOp(std::vector<Stmt> stmts) {
+  if (stmts.empty())
+    return Evaluate::make(intImm(0));
+  return seq(std::move(stmts));
+}
+
 void AccessVisitor::visit(const BufferLoad *op) {
   record(op->buffer, op->indices);
   IRVisitor::visit(op);

@@ -18,6 +18,10 @@
 
 namespace tdsl::lower {
 
+/// The statements in order (ir::seq); a no-op `Evaluate(0)` when there are none (what a loop
+/// that runs no iteration becomes).
+ir::Stmt seqOrNoOp(std::vector<ir::Stmt> stmts);
+
 /// Whether `s` (or `e`) loads or stores `buffer`.
 bool usesBuffer(const ir::Stmt &s, const ir::Buffer &buffer);
 bool usesBuffer(const ir::Expr &e, const ir::Buffer &buffer);

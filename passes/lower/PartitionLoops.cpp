@@ -183,9 +183,7 @@ private:
     part(begin, lo, loop->body);
     part(lo, hi, mainBody);
     part(hi, end, loop->body);
-    if (parts.empty())
-      return Evaluate::make(intImm(0));
-    return seq(std::move(parts));
+    return seqOrNoOp(std::move(parts));
   }
 };
 

@@ -71,9 +71,7 @@ protected:
     std::vector<Stmt> copies;
     for (int64_t k = 0; k < *extent; ++k)
       copies.push_back(simplify(Copier({{loop->loopVar, intImm(*min + k)}}).mutate(loop->body)));
-    if (copies.empty())
-      return Evaluate::make(intImm(0));
-    return seq(std::move(copies));
+    return seqOrNoOp(std::move(copies));
   }
 };
 
