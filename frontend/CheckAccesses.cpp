@@ -7,6 +7,7 @@
 #include "frontend/Sema.h"
 #include "frontend/SemaInternal.h"
 
+#include "ir/Arith.h"
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
@@ -37,11 +38,6 @@ int64_t clampInf(__int128 v) {
   if (v >= kInf)
     return kInf;
   return static_cast<int64_t>(v);
-}
-
-int64_t floorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
 /// What is known at a point of a block: an interval per variable, and intervals of whole
@@ -112,7 +108,7 @@ Interval evalStructure(const Expr &e, const Env &env) {
     if (y.lo != y.hi || y.lo <= 0)
       return {};
     if (x.bounded() && floorDiv(x.lo, y.lo) == floorDiv(x.hi, y.lo))
-      return {x.lo - floorDiv(x.lo, y.lo) * y.lo, x.hi - floorDiv(x.lo, y.lo) * y.lo};
+      return {floorMod(x.lo, y.lo), floorMod(x.hi, y.lo)};
     return {0, y.lo - 1};
   }
   if (auto *b = e.as<Min>()) {

@@ -5,9 +5,10 @@
 
 #include "frontend/SemaInternal.h"
 
+#include "ir/Arith.h"
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
-#include "ir/IRVisitor.h"
+#include "ir/Utils.h"
 #include "support/Diagnostics.h"
 
 #include <algorithm>
@@ -22,9 +23,9 @@ namespace {
 
 /// Replaces variables by expressions and folds integer constants, so that shapes of a callee
 /// instantiated with a call's arguments can be compared.
-class Substituter : public IRMutator {
+class FoldingSubstituter : public IRMutator {
 public:
-  explicit Substituter(const std::map<const VarNode *, Expr> &map) : map_(map) {}
+  explicit FoldingSubstituter(const std::map<const VarNode *, Expr> &map) : map_(map) {}
 
 protected:
   Expr visit(const VarRef *op) override {
@@ -46,33 +47,17 @@ protected:
   TDSL_FOLD(Sub, int64_t(uint64_t(*a) - uint64_t(*b)))
   TDSL_FOLD(Mul, int64_t(uint64_t(*a) * uint64_t(*b)))
   TDSL_FOLD(Div, *b == 0 ? 0 : floorDiv(*a, *b))
-  TDSL_FOLD(Mod, *b == 0 ? 0 : *a - floorDiv(*a, *b) * *b)
+  TDSL_FOLD(Mod, *b == 0 ? 0 : floorMod(*a, *b))
   TDSL_FOLD(Min, std::min(*a, *b))
   TDSL_FOLD(Max, std::max(*a, *b))
 #undef TDSL_FOLD
 
 private:
-  static int64_t floorDiv(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-  }
   const std::map<const VarNode *, Expr> &map_;
 };
 
-Expr substitute(const Expr &e, const std::map<const VarNode *, Expr> &map) {
-  return Substituter(map).mutate(e);
-}
-
-void collectVars(const Expr &e, std::vector<Var> &out) {
-  struct Collector : IRVisitor {
-    std::vector<Var> &out;
-    explicit Collector(std::vector<Var> &o) : out(o) {}
-    void visit(const VarRef *op) override {
-      if (std::find(out.begin(), out.end(), op->var) == out.end())
-        out.push_back(op->var);
-    }
-  } c(out);
-  c.visitExpr(e);
+Expr substituteAndFold(const Expr &e, const std::map<const VarNode *, Expr> &map) {
+  return FoldingSubstituter(map).mutate(e);
 }
 
 bool sameDim(const Expr &a, const Expr &b) {
@@ -401,7 +386,7 @@ private:
       Expr c = ec.check(*cv.constArgs[i], DType::i64());
       if (!c.defined())
         return std::nullopt;
-      c = substitute(c, {}); // folds `2 * 1` to 2, so that shapes compare
+      c = substituteAndFold(c, {}); // folds `2 * 1` to 2, so that shapes compare
       subst[(*constVars)[i].get()] = c;
       out.constArgs.push_back(c);
     }
@@ -456,7 +441,7 @@ private:
     for (size_t i = 0; i < outs.size(); ++i) {
       std::vector<Expr> shape;
       for (const Expr &d : outs[i].shape())
-        shape.push_back(substitute(d, subst));
+        shape.push_back(substituteAndFold(d, subst));
       if (i == 0 && cv.declaredType) {
         SignatureChecker sig{scopes_, diags_};
         std::optional<DType> dt = sig.dtype(cv.declaredType->dtype);
@@ -509,7 +494,7 @@ private:
                                    "dimension " + std::to_string(d) + " of '" + arg.name() + "'"};
         continue;
       }
-      Expr want = substitute(pd, subst);
+      Expr want = substituteAndFold(pd, subst);
       if (sameDim(want, arg.shape()[d]))
         continue;
       std::string expected =
@@ -518,9 +503,7 @@ private:
           diags_.error(at.range, "shape mismatch for parameter '" + param.name() + "' of " + cname +
                                      ": dimension " + std::to_string(d) + " of '" + arg.name() +
                                      "' is " + toString(arg.shape()[d]) + ", expected " + expected);
-      std::vector<Var> vars;
-      collectVars(pd, vars);
-      for (const Var &v : vars)
+      for (const Var &v : usedVars(pd))
         if (auto it = origins.find(v.get()); it != origins.end())
           err.note(it->second.at, "'" + v.name() + "' is " + toString(subst[v.get()]) + " from " +
                                       it->second.what);

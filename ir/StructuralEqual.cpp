@@ -37,6 +37,10 @@ private:
 
 class Comparer {
 public:
+  Comparer() = default;
+  /// Identity mode (equalExpr): Vars and Buffers must be the same objects (Vars after alias).
+  explicit Comparer(const std::unordered_map<Var, Var> &alias) : alias_(&alias) {}
+
   bool expr(const Expr &a, const Expr &b);
   bool stmt(const Stmt &a, const Stmt &b);
   bool func(const Func &a, const Func &b);
@@ -44,6 +48,12 @@ public:
 private:
   Bijection<VarNode> vars_;
   Bijection<BufferNode> buffers_;
+  const std::unordered_map<Var, Var> *alias_ = nullptr;
+
+  Var canonical(const Var &v) const {
+    auto it = alias_->find(v);
+    return it == alias_->end() ? v : it->second;
+  }
 
   bool exprs(const std::vector<Expr> &a, const std::vector<Expr> &b);
   bool defineVar(const Var &a, const Var &b);
@@ -86,6 +96,8 @@ bool Comparer::useVar(const Var &a, const Var &b) {
     return false;
   if (!a.defined())
     return true;
+  if (alias_)
+    return canonical(a) == canonical(b);
   return a.dtype() == b.dtype() && vars_.use(a.get(), b.get());
 }
 
@@ -126,6 +138,8 @@ bool Comparer::useBuffer(const Buffer &a, const Buffer &b) {
     return false;
   if (!a.defined())
     return true;
+  if (alias_)
+    return a == b;
   return buffers_.use(a.get(), b.get()) && sameBufferType(a, b);
 }
 
@@ -167,7 +181,10 @@ bool Comparer::regions(const std::vector<BufferRegion> &a, const std::vector<Buf
 }
 
 bool Comparer::expr(const Expr &a, const Expr &b) {
-  // No shortcut for a.sameAs(b): a shared subtree may still mention Vars paired differently.
+  // No shortcut for a.sameAs(b) unless Vars compare by identity: a shared subtree may still
+  // mention Vars paired differently.
+  if (alias_ && a.sameAs(b))
+    return true;
   if (!a.defined() || !b.defined())
     return a.defined() == b.defined();
   if (a.kind() != b.kind() || a.dtype() != b.dtype())
@@ -402,6 +419,10 @@ bool Comparer::func(const Func &a, const Func &b) {
 bool structuralEqual(const Expr &a, const Expr &b) { return Comparer().expr(a, b); }
 bool structuralEqual(const Stmt &a, const Stmt &b) { return Comparer().stmt(a, b); }
 bool structuralEqual(const Func &a, const Func &b) { return Comparer().func(a, b); }
+
+bool equalExpr(const Expr &a, const Expr &b, const std::unordered_map<Var, Var> &alias) {
+  return Comparer(alias).expr(a, b);
+}
 
 bool structuralEqual(const Module &a, const Module &b) {
   if (a.imports != b.imports || a.functions().size() != b.functions().size())

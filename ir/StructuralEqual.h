@@ -9,10 +9,15 @@
 // let variables, allocations), so two loops may reuse one Var on one side and use two on the
 // other. A Var or Buffer used without a definition (free) is matched at its first use.
 //
+// equalExpr() is the exact comparison the analyses use: the same shape and constants, with
+// Vars and Buffers compared by identity (no renaming).
+//
 //===--------------------------------------------------------------------------------------===//
 #pragma once
 
 #include "ir/IR.h"
+
+#include <unordered_map>
 
 namespace tdsl::ir {
 
@@ -21,5 +26,10 @@ bool structuralEqual(const Stmt &a, const Stmt &b);
 bool structuralEqual(const Func &a, const Func &b);
 /// Same imports, and the same functions in the same order.
 bool structuralEqual(const Module &a, const Module &b);
+
+/// Whether `a` and `b` are the same expression, Vars and Buffers compared by identity (after
+/// `alias`, which maps a variable to the one it stands for: e.g. every threadIdx.x loop
+/// variable to one). Float constants compare bitwise. Both undefined compare equal.
+bool equalExpr(const Expr &a, const Expr &b, const std::unordered_map<Var, Var> &alias = {});
 
 } // namespace tdsl::ir

@@ -5,7 +5,7 @@
 #include "passes/Instantiate.h"
 
 #include "ir/IRMutator.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
 
 #include <map>
 

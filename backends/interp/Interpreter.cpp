@@ -6,6 +6,7 @@
 //===--------------------------------------------------------------------------------------===//
 #include "backends/interp/Interpreter.h"
 
+#include "ir/Arith.h"
 #include "ir/IRPrinter.h"
 #include "runtime/Float16.h"
 
@@ -136,14 +137,7 @@ int64_t intDivMod(ExprKind kind, DType t, int64_t a, int64_t b) {
     uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
     return runtime::normaliseInt(t, isDiv ? ua / ub : ua % ub);
   }
-  if (b == -1) // avoids INT64_MIN / -1; the quotient wraps
-    return isDiv ? runtime::normaliseInt(t, 0 - static_cast<uint64_t>(a)) : 0;
-  int64_t q = a / b, r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) {
-    q -= 1;
-    r += b;
-  }
-  return runtime::normaliseInt(t, static_cast<uint64_t>(isDiv ? q : r));
+  return runtime::normaliseInt(t, static_cast<uint64_t>(isDiv ? floorDiv(a, b) : floorMod(a, b)));
 }
 
 int64_t intBinary(ExprKind kind, DType t, int64_t a, int64_t b) {

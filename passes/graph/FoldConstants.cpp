@@ -7,7 +7,7 @@
 #include "passes/graph/Graph.h"
 
 #include "ir/IRMutator.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
 #include "passes/graph/GraphUtils.h"
 
 #include <cmath>

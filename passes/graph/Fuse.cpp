@@ -8,7 +8,7 @@
 
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
 #include "passes/graph/GraphUtils.h"
 #include "passes/schedule/Primitives.h"
 

@@ -2,7 +2,7 @@
 
 #include "passes/graph/GraphUtils.h"
 
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
 
 namespace tdsl::graph::detail {
 

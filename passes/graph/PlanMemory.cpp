@@ -6,9 +6,9 @@
 
 #include "passes/graph/Graph.h"
 
-#include "passes/Simplify.h"
+#include "ir/Arith.h"
+#include "ir/Simplify.h"
 #include "passes/graph/GraphUtils.h"
-#include "passes/schedule/State.h"
 
 #include <map>
 #include <set>
@@ -34,7 +34,7 @@ bool covers(const Expr &a, const Expr &b) {
   Expr d = simplify(a - b);
   if (auto v = asConstInt(d))
     return *v >= 0;
-  std::optional<schedule::Affine> affine = schedule::affine(d);
+  std::optional<AffineForm> affine = affineForm(d);
   if (!affine || affine->constant < 0)
     return false;
   for (const auto &term : affine->terms)
@@ -44,8 +44,8 @@ bool covers(const Expr &a, const Expr &b) {
 }
 
 /// An affine sum in a canonical order (`512 * B + 16384`); other expressions as they are.
-Expr canonical(const Expr &e) {
-  std::optional<schedule::Affine> affine = schedule::affine(e);
+Expr affineSum(const Expr &e) {
+  std::optional<AffineForm> affine = affineForm(e);
   if (!affine)
     return e;
   Expr out;
@@ -151,7 +151,7 @@ MemoryPlan planGraph(const GraphFunc &g, const Module &module) {
   for (const Slot &s : slots) {
     for (size_t v : s.values)
       plan.values[v].offset = offset;
-    offset = canonical(simplify(offset + s.size));
+    offset = affineSum(simplify(offset + s.size));
   }
   plan.arenaBytes = offset;
   return plan;

@@ -3,15 +3,14 @@
 
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
+#include "ir/Utils.h"
 #include "passes/lower/LowerUtils.h"
-#include "passes/schedule/Regions.h"
 
 #include <unordered_map>
 
 namespace tdsl::lower {
 
 using namespace ir;
-using schedule::Domain;
 
 namespace {
 
@@ -91,13 +90,10 @@ protected:
     std::vector<Access> accesses;
     LoadCollector(accesses).collect(op->min, Expr());
     LoadCollector(accesses).collect(op->extent, Expr());
-    dom_.push_back({op->loopVar, schedule::Interval::ofRange(subst(op->min), subst(op->extent))});
+    dom_.push_back({op->loopVar, Interval::ofRange(subst(op->min), subst(op->extent))});
     Stmt body = mutate(op->body);
     dom_.pop_back();
-    Stmt loop = body.sameAs(op->body) ? Stmt(op)
-                                      : For::make(op->loopVar, op->min, op->extent, op->forKind,
-                                                  body, op->threadTag, op->loc);
-    return wrap(loop, accesses, op->loc);
+    return wrap(withBody(op, body), accesses, op->loc);
   }
   Stmt visit(const LetStmt *op) override {
     std::vector<Access> accesses;
@@ -132,7 +128,7 @@ private:
 
   bool provenInBounds(const Expr &index, const Expr &extent) {
     Expr i = subst(index);
-    return schedule::proveLE(intImm(0), i, dom_) && schedule::proveLE(i, extent - intImm(1), dom_);
+    return proveLE(intImm(0), i, dom_) && proveLE(i, extent - intImm(1), dom_);
   }
 
   std::string where(const SourceLoc &loc) {
@@ -175,11 +171,9 @@ private:
 
 Func insertBoundsChecks(const Func &func,
                         const std::function<std::string(const SourceLoc &)> &locationText) {
-  const auto *op = func.as<PrimFunc>();
-  TDSL_IR_CHECK(op, "insertBoundsChecks takes a PrimFunc");
-  Checker checker(op->name, locationText);
-  Stmt body = checker.mutate(op->body);
-  return withBody(func, body);
+  Checker checker(func.name(), locationText);
+  return mapBody(func, "insertBoundsChecks takes a PrimFunc",
+                 [&](const Stmt &body) { return checker.mutate(body); });
 }
 
 } // namespace tdsl::lower

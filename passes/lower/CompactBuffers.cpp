@@ -2,7 +2,8 @@
 #include "passes/lower/CompactBuffers.h"
 
 #include "ir/IRMutator.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
+#include "ir/Utils.h"
 #include "passes/lower/LowerUtils.h"
 
 namespace tdsl::lower {
@@ -40,7 +41,7 @@ private:
   std::vector<Expr> rebase(std::vector<Expr> indices) {
     for (size_t d = 0; d < indices.size(); ++d)
       if (mins_[d].defined())
-        indices[d] = schedule::canonical(indices[d] - mins_[d]);
+        indices[d] = canonical(indices[d] - mins_[d]);
     return indices;
   }
 
@@ -60,12 +61,12 @@ protected:
     std::vector<Expr> shape = b.shape(), mins(b.rank());
     bool shrunk = false;
     for (size_t d = 0; d < b.rank(); ++d) {
-      schedule::Interval hull = (*boxes)[0][d];
+      Interval all = (*boxes)[0][d];
       for (const auto &box : *boxes)
-        hull = schedule::hull(hull, box[d]);
-      if (!hull.bounded())
+        all = hull(all, box[d]);
+      if (!all.bounded())
         continue;
-      std::optional<int64_t> span = schedule::constDiff(hull.max, hull.min);
+      std::optional<int64_t> span = constDiff(all.max, all.min);
       if (!span || *span < 0)
         continue;
       int64_t extent = *span + 1;
@@ -73,7 +74,7 @@ protected:
       if (old && *old <= extent)
         continue;
       shape[d] = intImm(extent);
-      mins[d] = hull.min;
+      mins[d] = all.min;
       shrunk = true;
     }
     if (!shrunk)
@@ -86,10 +87,8 @@ protected:
 } // namespace
 
 Func compactBuffers(const Func &func) {
-  const auto *op = func.as<PrimFunc>();
-  TDSL_IR_CHECK(op, "compactBuffers takes a PrimFunc");
-  Stmt body = Compactor().mutate(op->body);
-  return withBody(func, body);
+  return mapBody(func, "compactBuffers takes a PrimFunc",
+                 [](const Stmt &body) { return Compactor().mutate(body); });
 }
 
 } // namespace tdsl::lower

@@ -1,9 +1,11 @@
 //===- passes/lower/CompactGpuBuffers.cpp - Shared and local buffers shrunk to their tiles -===//
 #include "passes/lower/CompactGpuBuffers.h"
 
+#include "ir/Arith.h"
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
+#include "ir/Utils.h"
 #include "passes/lower/GpuAnalysis.h"
 #include "passes/lower/LowerUtils.h"
 
@@ -103,17 +105,20 @@ std::optional<Plan> planBuffer(const Buffer &b, const std::vector<Access> &acces
 
   for (size_t k = 0; k < accesses.size(); ++k) {
     const Access &a = accesses[k];
-    std::unordered_map<Var, Interval> ranges;
+    Domain ranges;
     for (const For *l : a.loops) {
       if (isFixed(l->loopVar))
         continue;
       auto mn = asConstInt(l->min), ext = asConstInt(l->extent);
       if (!mn || !ext || *ext <= 0)
         return std::nullopt;
-      ranges[l->loopVar] = {*mn, *mn + *ext - 1};
+      ranges.emplace_back(l->loopVar, Interval{intImm(*mn), intImm(*mn + *ext - 1)});
     }
+    auto ranged = [&](const Var &v) {
+      return std::any_of(ranges.begin(), ranges.end(), [&](const auto &r) { return r.first == v; });
+    };
     for (size_t d = 0; d < rank; ++d) {
-      auto form = affineForm(a.indices[d]);
+      auto form = affineForm(a.indices[d], NonAffine::Opaque);
       if (!form)
         return std::nullopt;
       std::vector<std::pair<Var, int64_t>> outer;
@@ -122,7 +127,7 @@ std::optional<Plan> planBuffer(const Buffer &b, const std::vector<Access> &acces
       for (const auto &[v, c] : form->terms) {
         if (letVars.count(v.get()))
           return std::nullopt;
-        if (isFixed(v) || !ranges.count(v)) {
+        if (isFixed(v) || !ranged(v)) {
           // A loop var fixed here, or a variable defined outside every loop (shape variable):
           // part of the tile's position.
           if (!isFixed(v) && std::find_if(a.loops.begin(), a.loops.end(), [&](const For *l) {
@@ -136,7 +141,7 @@ std::optional<Plan> planBuffer(const Buffer &b, const std::vector<Access> &acces
       }
       for (const Expr &o : form->opaque) {
         for (const Var &v : usedVars(o))
-          if (!ranges.count(v))
+          if (!ranged(v))
             return std::nullopt; // an opaque term of fixed variables: cannot rebase
         s.innerOpaque.push_back(o);
       }
@@ -146,11 +151,12 @@ std::optional<Plan> planBuffer(const Buffer &b, const std::vector<Access> &acces
         inner = inner + Expr(v) * intImm(c);
       for (const Expr &o : s.innerOpaque)
         inner = inner + o;
-      auto r = intervalOf(inner, ranges);
-      if (!r)
+      Interval r = bound(inner, ranges);
+      std::optional<int64_t> rlo = asConstInt(r.min), rhi = asConstInt(r.max);
+      if (!rlo || !rhi)
         return std::nullopt;
-      lo[d] = std::min(lo[d], r->lo);
-      hi[d] = std::max(hi[d], r->hi);
+      lo[d] = std::min(lo[d], *rlo);
+      hi[d] = std::max(hi[d], *rhi);
       std::sort(outer.begin(), outer.end(),
                 [](const auto &x, const auto &y) { return x.first.get() < y.first.get(); });
       if (!outerSet[d]) {
@@ -223,8 +229,7 @@ protected:
     if (it == atLoop_.end())
       return s;
     const auto *f = s.as<For>();
-    return For::make(f->loopVar, f->min, f->extent, f->forKind, wrap(op, f->body), f->threadTag,
-                     f->loc);
+    return withBody(f, wrap(op, f->body));
   }
 
 private:
@@ -255,9 +260,7 @@ Func compactGpuBuffers(const Func &func) {
       plans.emplace(b.get(), std::move(*plan));
   if (plans.empty())
     return func;
-  Stmt body = Rewriter(plans, collect.order).rewriteBody(op->body);
-  return PrimFunc::make(op->name, op->constVars, op->inputs, op->outputs, op->shapeVars,
-                        op->allocBuffers, body, op->loc);
+  return withBody(func, Rewriter(plans, collect.order).rewriteBody(op->body));
 }
 
 } // namespace tdsl::lower

@@ -2,7 +2,7 @@
 #include "passes/lower/FlattenBuffers.h"
 
 #include "ir/IRMutator.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
 
 #include <unordered_map>
 

@@ -4,6 +4,7 @@
 #include "ir/IRVisitor.h"
 #include "passes/lower/GpuAnalysis.h"
 
+#include <map>
 #include <set>
 
 namespace tdsl::lower {
@@ -81,11 +82,11 @@ class SyncInserter {
 public:
   explicit SyncInserter(const Stmt &kernel) {
     struct Aliases : IRVisitor {
-      std::map<std::string, Var> canonical;
+      std::map<std::string, Var> byTag;
       std::unordered_map<Var, Var> alias;
       void visit(const For *op) override {
         if (op->forKind == ForKind::ThreadBinding)
-          alias[op->loopVar] = canonical.emplace(op->threadTag, op->loopVar).first->second;
+          alias[op->loopVar] = byTag.emplace(op->threadTag, op->loopVar).first->second;
         IRVisitor::visit(op);
       }
     } a;
@@ -154,7 +155,7 @@ private:
     Stmt body = uniform(op->body, pending);
     // A blockIdx loop runs one iteration per block: nothing is carried across iterations.
     if (op->forKind == ForKind::ThreadBinding)
-      return For::make(op->loopVar, op->min, op->extent, op->forKind, body, op->threadTag, op->loc);
+      return withBody(op, body);
     // Across iterations: what the end of one iteration left pending against what the next
     // iteration does before its first barrier.
     std::vector<SharedAccess> head;
@@ -181,7 +182,7 @@ private:
     } else {
       pending.insert(pending.end(), head.begin(), head.end());
     }
-    return For::make(op->loopVar, op->min, op->extent, op->forKind, body, op->threadTag, op->loc);
+    return withBody(op, body);
   }
 
   bool conflict(const std::vector<SharedAccess> &before, const std::vector<SharedAccess> &after) {
@@ -190,7 +191,7 @@ private:
         if (!(a.buffer == b.buffer) || (!a.write && !b.write))
           continue;
         // The same thread on both sides, at the same element: no hand-over between threads.
-        if (a.privateIndex && b.privateIndex && sameExpr(a.index, b.index, alias_))
+        if (a.privateIndex && b.privateIndex && equalExpr(a.index, b.index, alias_))
           continue;
         return true;
       }
@@ -213,10 +214,7 @@ Stmt rewrite(const Stmt &s) {
       // The kernel's own loop: blockIdx loops are uniform; a threadIdx loop is one unit.
       return inserter.uniform(s, pending);
     }
-    Stmt body = rewrite(op->body);
-    return body.sameAs(op->body) ? s
-                                 : For::make(op->loopVar, op->min, op->extent, op->forKind, body,
-                                             op->threadTag, op->loc);
+    return withBody(op, rewrite(op->body));
   }
   if (auto *op = s.as<SeqStmt>()) {
     std::vector<Stmt> out;
@@ -236,11 +234,7 @@ Stmt rewrite(const Stmt &s) {
 } // namespace
 
 Func insertSyncs(const Func &func) {
-  const auto *op = func.as<PrimFunc>();
-  TDSL_IR_CHECK(op, "insertSyncs takes a PrimFunc");
-  Stmt body = rewrite(op->body);
-  return PrimFunc::make(op->name, op->constVars, op->inputs, op->outputs, op->shapeVars,
-                        op->allocBuffers, body, op->loc);
+  return mapBody(func, "insertSyncs takes a PrimFunc", rewrite);
 }
 
 } // namespace tdsl::lower

@@ -1,8 +1,8 @@
 //===- passes/lower/LowerBlocks.cpp - Blocks to plain loops -------------------------------===//
 #include "passes/lower/LowerBlocks.h"
-#include "passes/lower/LowerUtils.h"
 
 #include "ir/IRMutator.h"
+#include "ir/Utils.h"
 
 #include <unordered_map>
 
@@ -61,8 +61,7 @@ Func lowerBlocks(const Func &func) {
   Stmt body = BlockLowerer().mutate(op->body);
   for (auto it = op->allocBuffers.rbegin(); it != op->allocBuffers.rend(); ++it)
     body = Allocate::make(*it, body, (*it)->loc);
-  return PrimFunc::make(op->name, op->constVars, op->inputs, op->outputs, op->shapeVars, {}, body,
-                        op->loc);
+  return withAllocs(withBody(func, body), {});
 }
 
 } // namespace tdsl::lower

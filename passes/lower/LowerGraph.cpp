@@ -2,7 +2,7 @@
 #include "passes/lower/LowerGraph.h"
 
 #include "ir/IRVisitor.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
 #include "passes/graph/Graph.h"
 #include "passes/graph/GraphUtils.h"
 

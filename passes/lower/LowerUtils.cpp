@@ -1,29 +1,14 @@
 //===- passes/lower/LowerUtils.cpp - Helpers shared by the lowering steps -----------------===//
 #include "passes/lower/LowerUtils.h"
 
-#include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
-#include "passes/schedule/Regions.h"
+#include "ir/Utils.h"
 
 namespace tdsl::lower {
 
 using namespace ir;
 
 namespace {
-
-class Substituter : public IRMutator {
-public:
-  explicit Substituter(const std::unordered_map<Var, Expr> &map) : map_(map) {}
-
-protected:
-  Expr visit(const VarRef *op) override {
-    auto it = map_.find(op->var);
-    return it == map_.end() ? Expr(op) : it->second;
-  }
-
-private:
-  const std::unordered_map<Var, Expr> &map_;
-};
 
 struct BufferUses : IRVisitor {
   explicit BufferUses(const Buffer &b) : buffer(b) {}
@@ -43,13 +28,6 @@ struct BufferUses : IRVisitor {
   bool found = false;
 };
 
-struct VarUses : IRVisitor {
-  explicit VarUses(const Var &v) : var(v) {}
-  void visit(const VarRef *op) override { found = found || op->var == var; }
-  const Var &var;
-  bool found = false;
-};
-
 /// Walks a statement with the domain of the loops inside it, recording the boxes of one
 /// buffer's accesses.
 class BoxCollector : public AccessVisitor {
@@ -57,12 +35,12 @@ public:
   explicit BoxCollector(const Buffer &b) : buffer_(b) {}
 
   bool failed = false;
-  std::vector<std::vector<schedule::Interval>> boxes;
+  std::vector<std::vector<Interval>> boxes;
 
   void visit(const For *op) override {
     visitExpr(op->min);
     visitExpr(op->extent);
-    dom_.push_back({op->loopVar, schedule::Interval::ofRange(subst(op->min), subst(op->extent))});
+    dom_.push_back({op->loopVar, Interval::ofRange(subst(op->min), subst(op->extent))});
     visitStmt(op->body);
     dom_.pop_back();
   }
@@ -78,7 +56,7 @@ private:
   void record(const Buffer &b, const std::vector<Expr> &indices) override {
     if (!(b == buffer_) || failed)
       return;
-    std::vector<schedule::Interval> box;
+    std::vector<Interval> box;
     for (const Expr &index : indices) {
       struct HasLoad : IRVisitor {
         bool found = false;
@@ -90,7 +68,7 @@ private:
         failed = true;
         return;
       }
-      schedule::Interval range = schedule::bound(i, dom_);
+      Interval range = bound(i, dom_);
       if (!range.bounded() || definedInside(range.min) || definedInside(range.max)) {
         failed = true;
         return;
@@ -111,14 +89,13 @@ private:
   }
 
   const Buffer &buffer_;
-  schedule::Domain dom_;
+  Domain dom_;
   std::unordered_map<Var, Expr> lets_;
 };
 
 } // namespace
 
-std::optional<std::vector<std::vector<schedule::Interval>>> accessBoxes(const Stmt &s,
-                                                                        const Buffer &buffer) {
+std::optional<std::vector<std::vector<Interval>>> accessBoxes(const Stmt &s, const Buffer &buffer) {
   BoxCollector collector(buffer);
   collector.visitStmt(s);
   if (collector.failed)
@@ -126,32 +103,10 @@ std::optional<std::vector<std::vector<schedule::Interval>>> accessBoxes(const St
   return collector.boxes;
 }
 
-Expr substitute(const Expr &e, const std::unordered_map<Var, Expr> &map) {
-  return map.empty() ? e : Substituter(map).mutate(e);
-}
-
-Stmt substitute(const Stmt &s, const std::unordered_map<Var, Expr> &map) {
-  return map.empty() ? s : Substituter(map).mutate(s);
-}
-
-Func withBody(const Func &func, const Stmt &body) {
-  const auto *op = func.as<PrimFunc>();
-  TDSL_IR_CHECK(op, "withBody takes a PrimFunc");
-  if (body.sameAs(op->body))
-    return func;
-  return PrimFunc::make(op->name, op->constVars, op->inputs, op->outputs, op->shapeVars,
-                        op->allocBuffers, body, op->loc);
-}
-
-Expr substituteLets(const Expr &e, const std::unordered_map<Var, Expr> &lets) {
-  Expr out = e;
-  for (size_t i = 0; i <= lets.size(); ++i) {
-    Expr next = substitute(out, lets);
-    if (next.sameAs(out))
-      break;
-    out = next;
-  }
-  return out;
+Stmt seqOrNoOp(std::vector<Stmt> stmts) {
+  if (stmts.empty())
+    return Evaluate::make(intImm(0));
+  return seq(std::move(stmts));
 }
 
 void AccessVisitor::visit(const BufferLoad *op) {
@@ -176,18 +131,12 @@ bool usesBuffer(const Expr &e, const Buffer &buffer) {
   return uses.found;
 }
 
-bool usesVar(const Expr &e, const Var &var) {
-  VarUses uses(var);
-  uses.visitExpr(e);
-  return uses.found;
-}
-
 std::optional<int64_t> coefficientOf(const Expr &e, const Var &v) {
   if (!usesVar(e, v))
     return 0;
   Expr at1 = substitute(e, {{v, Expr(v) + intImm(1)}});
   Expr at2 = substitute(e, {{v, Expr(v) + intImm(2)}});
-  std::optional<int64_t> d1 = schedule::constDiff(at1, e), d2 = schedule::constDiff(at2, e);
+  std::optional<int64_t> d1 = constDiff(at1, e), d2 = constDiff(at2, e);
   if (!d1 || !d2 || *d2 != 2 * *d1)
     return std::nullopt;
   return d1;

@@ -1,38 +1,30 @@
 //===- passes/lower/LowerUtils.h - Helpers shared by the lowering steps -------------------===//
 //
-// Small analyses the lowering steps share: substitution of variables (and of `let` values),
-// whether a statement touches a buffer, the constant coefficient of a variable in an affine
-// index, the boxes a buffer's accesses touch, and a visitor of every buffer access.
+// Small analyses the lowering steps share: whether a statement touches a buffer, the constant
+// coefficient of a variable in an affine index, the boxes a buffer's accesses touch, and a
+// visitor of every buffer access. Substitution and the arithmetic are in ir/Utils.h and
+// ir/Arith.h.
 //
 //===--------------------------------------------------------------------------------------===//
 #pragma once
 
+#include "ir/Arith.h"
 #include "ir/IR.h"
 #include "ir/IRVisitor.h"
-#include "passes/schedule/Regions.h"
+#include "ir/Utils.h" // substitute, withBody, ...: what the lowering steps use with these
 
 #include <optional>
-#include <unordered_map>
+#include <vector>
 
 namespace tdsl::lower {
 
-/// `e` (or `s`) with every use of a key variable replaced by its expression.
-ir::Expr substitute(const ir::Expr &e, const std::unordered_map<ir::Var, ir::Expr> &map);
-ir::Stmt substitute(const ir::Stmt &s, const std::unordered_map<ir::Var, ir::Expr> &map);
-
-/// The PrimFunc `func` with `body` (`func` itself when `body` is its body).
-ir::Func withBody(const ir::Func &func, const ir::Stmt &body);
-
-/// `e` with the `let` values of `lets` substituted until none is left (a value may refer to
-/// earlier lets; lets are acyclic).
-ir::Expr substituteLets(const ir::Expr &e, const std::unordered_map<ir::Var, ir::Expr> &lets);
+/// The statements in order (ir::seq); a no-op `Evaluate(0)` when there are none (what a loop
+/// that runs no iteration becomes).
+ir::Stmt seqOrNoOp(std::vector<ir::Stmt> stmts);
 
 /// Whether `s` (or `e`) loads or stores `buffer`.
 bool usesBuffer(const ir::Stmt &s, const ir::Buffer &buffer);
 bool usesBuffer(const ir::Expr &e, const ir::Buffer &buffer);
-
-/// Whether `e` refers to `var`.
-bool usesVar(const ir::Expr &e, const ir::Var &var);
 
 /// The constant c with e(v + 1) - e(v) == c for every v, when `e` (an i64 expression) is
 /// affine in `v` with a constant coefficient (checked on v + 1 and v + 2); nullopt otherwise.
@@ -43,8 +35,8 @@ std::optional<int64_t> coefficientOf(const ir::Expr &e, const ir::Var &v);
 /// when the loops inside `s` range over their bounds and every variable defined outside `s`
 /// is fixed (`let` names inside `s` are replaced by their values). nullopt when an index
 /// contains a load, or some bound is unknown.
-std::optional<std::vector<std::vector<schedule::Interval>>> accessBoxes(const ir::Stmt &s,
-                                                                        const ir::Buffer &buffer);
+std::optional<std::vector<std::vector<ir::Interval>>> accessBoxes(const ir::Stmt &s,
+                                                                  const ir::Buffer &buffer);
 
 /// A visitor told of every buffer access: `record(buffer, indices)` for each load and store,
 /// in visiting order (a store's indices before the loads of its value), before the access's

@@ -3,7 +3,8 @@
 
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
+#include "ir/Utils.h"
 #include "passes/lower/LowerUtils.h"
 
 #include <unordered_set>
@@ -11,7 +12,6 @@
 namespace tdsl::lower {
 
 using namespace ir;
-using schedule::Domain;
 
 namespace {
 
@@ -50,7 +50,7 @@ void findGuards(const Stmt &s, Domain &inner, std::vector<Guard> &out) {
   switch (s.kind()) {
   case StmtKind::For: {
     const auto *op = s.as<For>();
-    inner.push_back({op->loopVar, schedule::Interval::ofRange(op->min, op->extent)});
+    inner.push_back({op->loopVar, Interval::ofRange(op->min, op->extent)});
     findGuards(op->body, inner, out);
     inner.pop_back();
     return;
@@ -114,11 +114,11 @@ private:
         std::optional<int64_t> a;
         Expr b;
         if (e.defined() && usesVar(e, v) && !hasLoad(e)) {
-          Expr worst = schedule::bound(e, g.inner).max;
+          Expr worst = bound(e, g.inner).max;
           if (worst.defined() && !usesInner(worst, g.inner)) {
             a = coefficientOf(worst, v);
             if (a && *a != 0)
-              b = schedule::canonical(substitute(worst, {{v, intImm(0)}}));
+              b = canonical(substitute(worst, {{v, intImm(0)}}));
           }
         }
         if (!b.defined()) {
@@ -127,8 +127,7 @@ private:
         }
         // a * v + b <= 0.
         if (*a > 0) {
-          Expr end =
-              simplify(Div::make(schedule::canonical(intImm(0) - b), intImm(*a)) + intImm(1));
+          Expr end = simplify(Div::make(canonical(intImm(0) - b), intImm(*a)) + intImm(1));
           hi = hi.defined() ? simplify(Min::make(hi, end)) : end;
         } else {
           int64_t c = -*a;
@@ -184,19 +183,15 @@ private:
     part(begin, lo, loop->body);
     part(lo, hi, mainBody);
     part(hi, end, loop->body);
-    if (parts.empty())
-      return Evaluate::make(intImm(0));
-    return seq(std::move(parts));
+    return seqOrNoOp(std::move(parts));
   }
 };
 
 } // namespace
 
 Func partitionLoops(const Func &func) {
-  const auto *op = func.as<PrimFunc>();
-  TDSL_IR_CHECK(op, "partitionLoops takes a PrimFunc");
-  Stmt body = Partitioner().mutate(op->body);
-  return withBody(func, body);
+  return mapBody(func, "partitionLoops takes a PrimFunc",
+                 [](const Stmt &body) { return Partitioner().mutate(body); });
 }
 
 } // namespace tdsl::lower

@@ -2,6 +2,7 @@
 #include "passes/lower/PlaceAllocations.h"
 
 #include "ir/IRMutator.h"
+#include "ir/Utils.h"
 #include "passes/lower/LowerUtils.h"
 
 #include <cstdlib>
@@ -35,8 +36,8 @@ bool iterationsDisjoint(const For *loop, const Buffer &b) {
     for (const auto &box : *boxes) {
       std::optional<int64_t> cmin = coefficientOf(box[d].min, v);
       std::optional<int64_t> cmax = coefficientOf(box[d].max, v);
-      std::optional<int64_t> dlo = schedule::constDiff(box[d].min, ref);
-      std::optional<int64_t> dhi = schedule::constDiff(box[d].max, ref);
+      std::optional<int64_t> dlo = constDiff(box[d].min, ref);
+      std::optional<int64_t> dhi = constDiff(box[d].max, ref);
       if (!cmin || !cmax || *cmin != *cmax || *cmin == 0 || !dlo || !dhi ||
           (coefficient && *coefficient != *cmin)) {
         ok = false;
@@ -81,8 +82,7 @@ Stmt place(const Buffer &b, const Stmt &s, const SourceLoc &loc) {
     const auto *op = s.as<For>();
     if (anyUses({op->min, op->extent}, b) || !iterationsDisjoint(op, b))
       return wrap();
-    return For::make(op->loopVar, op->min, op->extent, op->forKind, place(b, op->body, loc),
-                     op->threadTag, op->loc);
+    return withBody(op, place(b, op->body, loc));
   }
   case StmtKind::IfThenElse: {
     const auto *op = s.as<IfThenElse>();
@@ -130,11 +130,8 @@ protected:
 } // namespace
 
 Func placeAllocations(const Func &func) {
-  const auto *op = func.as<PrimFunc>();
-  TDSL_IR_CHECK(op, "placeAllocations takes a PrimFunc");
-  Stmt body = Placer().mutate(op->body);
-  return PrimFunc::make(op->name, op->constVars, op->inputs, op->outputs, op->shapeVars,
-                        op->allocBuffers, body, op->loc);
+  return mapBody(func, "placeAllocations takes a PrimFunc",
+                 [](const Stmt &body) { return Placer().mutate(body); });
 }
 
 } // namespace tdsl::lower

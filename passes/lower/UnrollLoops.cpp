@@ -2,7 +2,8 @@
 #include "passes/lower/UnrollLoops.h"
 
 #include "ir/IRMutator.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
+#include "ir/Utils.h"
 #include "passes/lower/LowerUtils.h"
 
 #include <unordered_map>
@@ -70,19 +71,15 @@ protected:
     std::vector<Stmt> copies;
     for (int64_t k = 0; k < *extent; ++k)
       copies.push_back(simplify(Copier({{loop->loopVar, intImm(*min + k)}}).mutate(loop->body)));
-    if (copies.empty())
-      return Evaluate::make(intImm(0));
-    return seq(std::move(copies));
+    return seqOrNoOp(std::move(copies));
   }
 };
 
 } // namespace
 
 Func unrollLoops(const Func &func) {
-  const auto *op = func.as<PrimFunc>();
-  TDSL_IR_CHECK(op, "unrollLoops takes a PrimFunc");
-  Stmt body = Unroller().mutate(op->body);
-  return withBody(func, body);
+  return mapBody(func, "unrollLoops takes a PrimFunc",
+                 [](const Stmt &body) { return Unroller().mutate(body); });
 }
 
 } // namespace tdsl::lower

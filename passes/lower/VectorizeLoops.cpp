@@ -3,7 +3,9 @@
 
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
+#include "ir/StructuralEqual.h"
+#include "ir/Utils.h"
 #include "passes/lower/LowerUtils.h"
 
 namespace tdsl::lower {
@@ -125,7 +127,7 @@ bool independentLanes(const std::vector<const BufferStore *> &stores) {
   }
   for (const BufferStore *s : stores)
     for (const auto &[buffer, index] : accesses.all)
-      if (buffer == s->buffer && !schedule::equalExpr(index, s->indices[0]))
+      if (buffer == s->buffer && !equalExpr(index, s->indices[0]))
         return false;
   return true;
 }
@@ -169,10 +171,8 @@ protected:
 } // namespace
 
 Func vectorizeLoops(const Func &func) {
-  const auto *op = func.as<PrimFunc>();
-  TDSL_IR_CHECK(op, "vectorizeLoops takes a PrimFunc");
-  Stmt body = Vectorizer().mutate(op->body);
-  return withBody(func, body);
+  return mapBody(func, "vectorizeLoops takes a PrimFunc",
+                 [](const Stmt &body) { return Vectorizer().mutate(body); });
 }
 
 } // namespace tdsl::lower

@@ -1,21 +1,12 @@
-//===- passes/Simplify.cpp --------------------------------------------------------------------===//
-//
-// Implementation of passes/Simplify.h.
+//===- ir/Simplify.cpp - The integer simplifier -----------------------------------------===//
+#include "ir/Simplify.h"
 
-#include "passes/Simplify.h"
-
+#include "ir/Arith.h"
 #include "ir/IRMutator.h"
 
-namespace tdsl {
-
-using namespace ir;
+namespace tdsl::ir {
 
 namespace {
-
-int64_t floorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
 
 /// Integer arithmetic wraps (two's complement), so folding goes through uint64_t.
 int64_t wrap(DType t, uint64_t v) {
@@ -103,7 +94,7 @@ protected:
     if (b && *b == 1)
       return IntImm::make(n->type, 0);
     if (a && b && *b != 0 && n->type.isInt())
-      return IntImm::make(n->type, *a - floorDiv(*a, *b) * *b);
+      return IntImm::make(n->type, floorMod(*a, *b));
     return e;
   }
   Expr visit(const Min *op) override {
@@ -175,4 +166,4 @@ protected:
 Expr simplify(const Expr &e) { return Simplifier().mutate(e); }
 Stmt simplify(const Stmt &s) { return Simplifier().mutate(s); }
 
-} // namespace tdsl
+} // namespace tdsl::ir

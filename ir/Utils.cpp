@@ -1,0 +1,224 @@
+//===- ir/Utils.cpp - Small IR utilities shared by every pass -----------------------------===//
+#include "ir/Utils.h"
+
+#include "ir/IRMutator.h"
+#include "ir/IRVisitor.h"
+
+#include <algorithm>
+
+namespace tdsl::ir {
+
+// ---------------------------------------------------------------------------------------------
+// Variables
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+class Substituter : public IRMutator {
+public:
+  explicit Substituter(const std::function<Expr(const Var &)> &replace) : replace_(replace) {}
+
+protected:
+  Expr visit(const VarRef *op) override {
+    Expr e = replace_(op->var);
+    return e.defined() ? e : Expr(op);
+  }
+
+private:
+  const std::function<Expr(const Var &)> &replace_;
+};
+
+/// Finds the uses of one variable, or collects every variable used.
+struct VarUses : IRVisitor {
+  const Var *wanted = nullptr;
+  bool found = false;
+  std::vector<Var> all;
+  void visit(const VarRef *op) override {
+    if (wanted) {
+      found = found || op->var == *wanted;
+      return;
+    }
+    if (std::find(all.begin(), all.end(), op->var) == all.end())
+      all.push_back(op->var);
+  }
+};
+
+std::function<Expr(const Var &)> lookup(const std::unordered_map<Var, Expr> &map) {
+  return [&map](const Var &v) {
+    auto it = map.find(v);
+    return it == map.end() ? Expr() : it->second;
+  };
+}
+
+} // namespace
+
+Expr substitute(const Expr &e, const std::function<Expr(const Var &)> &replace) {
+  return Substituter(replace).mutate(e);
+}
+Stmt substitute(const Stmt &s, const std::function<Expr(const Var &)> &replace) {
+  return Substituter(replace).mutate(s);
+}
+Expr substitute(const Expr &e, const std::unordered_map<Var, Expr> &map) {
+  return map.empty() ? e : substitute(e, lookup(map));
+}
+Stmt substitute(const Stmt &s, const std::unordered_map<Var, Expr> &map) {
+  return map.empty() ? s : substitute(s, lookup(map));
+}
+
+Expr substituteLets(const Expr &e, const std::unordered_map<Var, Expr> &lets) {
+  Expr out = e;
+  for (size_t i = 0; i <= lets.size(); ++i) {
+    Expr next = substitute(out, lets);
+    if (next.sameAs(out))
+      break;
+    out = next;
+  }
+  return out;
+}
+
+bool usesVar(const Expr &e, const Var &var) {
+  VarUses uses;
+  uses.wanted = &var;
+  uses.visitExpr(e);
+  return uses.found;
+}
+
+bool usesVar(const Stmt &s, const Var &var) {
+  VarUses uses;
+  uses.wanted = &var;
+  uses.visitStmt(s);
+  return uses.found;
+}
+
+std::vector<Var> usedVars(const Expr &e) {
+  VarUses uses;
+  uses.visitExpr(e);
+  return uses.all;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graphs
+// ---------------------------------------------------------------------------------------------
+
+std::vector<std::string> graphCallees(const GraphFunc &g) {
+  std::vector<std::string> out;
+  auto add = [&](const auto &binding) {
+    const auto *c = std::get_if<CallBinding>(&binding);
+    if (c && std::find(out.begin(), out.end(), c->callee) == out.end())
+      out.push_back(c->callee);
+  };
+  for (const GraphItem &item : g.body) {
+    add(item);
+    if (const auto *df = std::get_if<DataflowBlock>(&item))
+      std::for_each(df->bindings.begin(), df->bindings.end(), add);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rebuilding with one part changed
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+bool same(const Expr &a, const Expr &b) { return a.sameAs(b); }
+bool same(const Stmt &a, const Stmt &b) { return a.sameAs(b); }
+bool same(const Buffer &a, const Buffer &b) { return a.sameAs(b); }
+bool same(const IterVar &a, const IterVar &b) {
+  return a.var == b.var && a.kind == b.kind && a.extent.sameAs(b.extent) &&
+         a.binding.sameAs(b.binding);
+}
+bool same(const Range &a, const Range &b) {
+  return a.min.sameAs(b.min) && a.extent.sameAs(b.extent);
+}
+bool same(const BufferRegion &a, const BufferRegion &b);
+template <typename T> bool same(const std::vector<T> &a, const std::vector<T> &b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const T &x, const T &y) { return same(x, y); });
+}
+bool same(const BufferRegion &a, const BufferRegion &b) {
+  return a.buffer.sameAs(b.buffer) && same(a.region, b.region);
+}
+
+/// The parts of a Block that the helpers replace.
+struct BlockParts {
+  std::vector<IterVar> iterVars;
+  Expr predicate;
+  Stmt init, body;
+  std::vector<BufferRegion> reads, writes;
+  std::vector<Buffer> allocBuffers;
+
+  explicit BlockParts(const Block *op)
+      : iterVars(op->iterVars), predicate(op->predicate), init(op->init), body(op->body),
+        reads(op->reads), writes(op->writes), allocBuffers(op->allocBuffers) {}
+};
+
+/// `op` itself when `value` is what `field` holds, else the block with `field` set to `value`.
+template <typename T>
+Stmt editBlock(const Block *op, T BlockParts::*field, T value, const T &current) {
+  if (same(current, value))
+    return op;
+  BlockParts p(op);
+  p.*field = std::move(value);
+  return Block::make(op->name, std::move(p.iterVars), std::move(p.predicate), std::move(p.init),
+                     std::move(p.body), std::move(p.reads), std::move(p.writes),
+                     std::move(p.allocBuffers), op->loc);
+}
+
+const PrimFunc *primOf(const Func &func, const char *what) {
+  const auto *op = func.as<PrimFunc>();
+  TDSL_IR_CHECK(op, what);
+  return op;
+}
+
+} // namespace
+
+Stmt withBody(const For *op, Stmt body) {
+  if (body.sameAs(op->body))
+    return op;
+  return For::make(op->loopVar, op->min, op->extent, op->forKind, std::move(body), op->threadTag,
+                   op->loc);
+}
+
+Stmt withBody(const Block *op, Stmt body) {
+  return editBlock(op, &BlockParts::body, std::move(body), op->body);
+}
+Stmt withPredicate(const Block *op, Expr predicate) {
+  return editBlock(op, &BlockParts::predicate, std::move(predicate), op->predicate);
+}
+Stmt withIterVars(const Block *op, std::vector<IterVar> iterVars) {
+  return editBlock(op, &BlockParts::iterVars, std::move(iterVars), op->iterVars);
+}
+Stmt withInit(const Block *op, Stmt init) {
+  return editBlock(op, &BlockParts::init, std::move(init), op->init);
+}
+Stmt withRegions(const Block *op, std::vector<BufferRegion> reads,
+                 std::vector<BufferRegion> writes) {
+  Stmt s = editBlock(op, &BlockParts::reads, std::move(reads), op->reads);
+  return editBlock(s.as<Block>(), &BlockParts::writes, std::move(writes), op->writes);
+}
+Stmt withAllocs(const Block *op, std::vector<Buffer> allocBuffers) {
+  return editBlock(op, &BlockParts::allocBuffers, std::move(allocBuffers), op->allocBuffers);
+}
+
+Func withBody(const Func &func, Stmt body) {
+  const PrimFunc *op = primOf(func, "withBody takes a PrimFunc");
+  if (body.sameAs(op->body))
+    return func;
+  return PrimFunc::make(op->name, op->constVars, op->inputs, op->outputs, op->shapeVars,
+                        op->allocBuffers, std::move(body), op->loc);
+}
+
+Func withAllocs(const Func &func, std::vector<Buffer> allocBuffers) {
+  const PrimFunc *op = primOf(func, "withAllocs takes a PrimFunc");
+  if (same(allocBuffers, op->allocBuffers))
+    return func;
+  return PrimFunc::make(op->name, op->constVars, op->inputs, op->outputs, op->shapeVars,
+                        std::move(allocBuffers), op->body, op->loc);
+}
+
+Func mapBody(const Func &func, const char *what, const std::function<Stmt(const Stmt &)> &rewrite) {
+  return withBody(func, rewrite(primOf(func, what)->body));
+}
+
+} // namespace tdsl::ir

@@ -1,0 +1,98 @@
+//===- ir/Utils.h - Small IR utilities shared by every pass -------------------------------===//
+//
+// Substitution of variables, which variables an expression uses, the callees of a graph, and
+// `with…` helpers that rebuild a node with one part changed. Like IRMutator, every helper that
+// returns a node returns the very same node when nothing changed (Halide's `with` style), so
+// untouched IR stays shared and callers may test for change with sameAs().
+//
+//===--------------------------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/IR.h"
+
+#include <concepts>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace tdsl::ir {
+
+// ---------------------------------------------------------------------------------------------
+// Variables
+// ---------------------------------------------------------------------------------------------
+
+/// `e` (or `s`) with every use (VarRef) of a key variable replaced by its expression. The
+/// replacements are inserted as they are (not substituted again); defining occurrences (loop
+/// variables, iter vars, let variables) are kept. With the vector form, the first pair of a
+/// variable counts.
+Expr substitute(const Expr &e, const std::unordered_map<Var, Expr> &map);
+Stmt substitute(const Stmt &s, const std::unordered_map<Var, Expr> &map);
+/// The general form: `replace(var)` returns the replacement, or an undefined Expr to keep it.
+Expr substitute(const Expr &e, const std::function<Expr(const Var &)> &replace);
+Stmt substitute(const Stmt &s, const std::function<Expr(const Var &)> &replace);
+
+/// Pairs in order (the first pair of a variable counts). A template, so that a braced list
+/// `substitute(e, {{v, x}})` picks the map form above instead of being ambiguous.
+using VarPairs = std::vector<std::pair<Var, Expr>>;
+template <typename Node, typename Pairs>
+  requires std::same_as<Pairs, VarPairs>
+Node substitute(const Node &node, const Pairs &pairs) {
+  if (pairs.empty())
+    return node;
+  return substitute(node, std::function<Expr(const Var &)>([&pairs](const Var &v) {
+                      for (const auto &[var, e] : pairs)
+                        if (var == v)
+                          return e;
+                      return Expr();
+                    }));
+}
+
+/// `e` with the `let` values of `lets` substituted until none is left (a value may refer to
+/// earlier lets; lets are acyclic).
+Expr substituteLets(const Expr &e, const std::unordered_map<Var, Expr> &lets);
+
+/// Whether `e` (or `s`) refers to `var` (uses only, not definitions).
+bool usesVar(const Expr &e, const Var &var);
+bool usesVar(const Stmt &s, const Var &var);
+
+/// The variables `e` uses, each once, in order of first use.
+std::vector<Var> usedVars(const Expr &e);
+
+// ---------------------------------------------------------------------------------------------
+// Graphs
+// ---------------------------------------------------------------------------------------------
+
+/// The callees of the calls of `g` (dataflow blocks included), each once, in order of first
+/// call.
+std::vector<std::string> graphCallees(const GraphFunc &g);
+
+// ---------------------------------------------------------------------------------------------
+// Rebuilding with one part changed
+// ---------------------------------------------------------------------------------------------
+
+/// The loop `op` with another body.
+Stmt withBody(const For *op, Stmt body);
+
+/// The block `op` with another body, predicate, iter vars, regions or allocations. Vectors
+/// count as unchanged when they hold the same handles.
+Stmt withBody(const Block *op, Stmt body);
+Stmt withPredicate(const Block *op, Expr predicate);
+Stmt withIterVars(const Block *op, std::vector<IterVar> iterVars);
+Stmt withInit(const Block *op, Stmt init);
+Stmt withRegions(const Block *op, std::vector<BufferRegion> reads,
+                 std::vector<BufferRegion> writes);
+Stmt withAllocs(const Block *op, std::vector<Buffer> allocBuffers);
+
+/// The PrimFunc `func` with another body or root allocations (an internal error for other
+/// kinds of functions).
+Func withBody(const Func &func, Stmt body);
+Func withAllocs(const Func &func, std::vector<Buffer> allocBuffers);
+
+/// The PrimFunc `func` with `rewrite` applied to its body: what a pass over one function's
+/// body runs. `what` is the message of the internal error for other kinds of functions
+/// ("unrollLoops takes a PrimFunc").
+Func mapBody(const Func &func, const char *what, const std::function<Stmt(const Stmt &)> &rewrite);
+
+} // namespace tdsl::ir
