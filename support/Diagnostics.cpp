@@ -58,6 +58,14 @@ void DiagnosticEngine::flush() {
     bool isError = d.severity == Severity::Error ||
                    (d.severity == Severity::Warning && opts_.warningsAsErrors);
     if (isError && opts_.errorLimit != 0 && printedErrors_ == opts_.errorLimit) {
+      stopped_ = true;
+      if (consumer_) {
+        consumer_(Diagnostic{Severity::Fatal,
+                             SourceRange(),
+                             "too many errors emitted, stopping now [--error-limit]",
+                             {}});
+        break;
+      }
       if (opts_.color)
         os_ << kBold;
       os_ << "fatal error: ";
@@ -67,11 +75,14 @@ void DiagnosticEngine::flush() {
       if (opts_.color)
         os_ << kReset;
       os_ << "\n";
-      stopped_ = true;
       break;
     }
     if (isError)
       ++printedErrors_;
+    if (consumer_) {
+      consumer_(d);
+      continue;
+    }
     print(d, false);
     for (const Diagnostic &n : d.notes)
       print(n, true);

@@ -8,6 +8,7 @@
 
 #include "support/SourceLoc.h"
 
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -56,6 +57,12 @@ public:
 
   const DiagnosticOptions &options() const { return opts_; }
 
+  /// With a consumer set, flush() hands each diagnostic (its notes attached) to it instead of
+  /// printing it; the error limit's "too many errors" line arrives as a Fatal diagnostic without
+  /// a location. The language server collects diagnostics this way.
+  using Consumer = std::function<void(const Diagnostic &)>;
+  void setConsumer(Consumer consumer) { consumer_ = std::move(consumer); }
+
 private:
   void print(const Diagnostic &d, bool isNote);
   void printLocation(SourceRange r);
@@ -64,6 +71,7 @@ private:
   const SourceManager &sm_;
   std::ostream &os_;
   DiagnosticOptions opts_;
+  Consumer consumer_;
   std::vector<Diagnostic> pending_;
   unsigned errors_ = 0, warnings_ = 0, printedErrors_ = 0;
   bool stopped_ = false;
