@@ -161,11 +161,18 @@ std::optional<Tensor> readNpy(const std::string &path, std::string &error) {
   if (!parseShape(shapeText, shape))
     return fail("bad shape " + shapeText);
 
-  Tensor t(*dtype, shape);
+  // The data the shape asks for must be in the file before anything is allocated: a header
+  // may declare any shape (dimensions up to 2^48 each, whose product overflows).
   size_t dataStart = headerStart + headerLen;
-  if (data.size() - dataStart != t.bytes.size())
-    return fail("expected " + std::to_string(t.bytes.size()) + " bytes of data for " +
-                t.typeString() + ", found " + std::to_string(data.size() - dataStart));
+  size_t available = data.size() - dataStart;
+  uint64_t expected = static_cast<uint64_t>(dtype->storageBytes());
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(expected, static_cast<uint64_t>(d), &expected))
+      return fail("shape " + shapeText + " is too large");
+  if (expected != available)
+    return fail("expected " + std::to_string(expected) + " bytes of data for " +
+                typeString(*dtype, shape) + ", found " + std::to_string(available));
+  Tensor t(*dtype, shape);
   std::memcpy(t.bytes.data(), data.data() + dataStart, t.bytes.size());
   if (dtype->isBool())
     for (uint8_t &b : t.bytes)

@@ -1,0 +1,1369 @@
+//===- test/fuzzers/ProgFuzz.cpp - Random programs through every route, Csmith-style ----------===//
+//
+// tdsl-progfuzz — generates random well-typed functions (blocks with spatial and reduce axes,
+// init, lets, if/else, where, select, casts, every dtype, constant and symbolic shapes) and a
+// random schedule for each (RandomSchedule.h: only primitives that accept are kept), then runs
+// each program on random inputs through
+//   the reference interpreter on the unscheduled function (the reference),
+//   the interpreter on the scheduled function,
+//   the LLVM backend in the ORC JIT (tdsl-run's route),
+//   the LLVM backend's object file (tdslc -o x.o) loaded into a JIT,
+//   the C++ backend compiled by the Clang libraries (tdslc --via=cpp) loaded into a JIT,
+// and checks that all agree. Inputs are multiples of 1/8, and the generator tracks which float
+// values every route must compute bit for bit (exact arithmetic, no transcendental): those
+// outputs compare exactly, the others with a relative tolerance (FMA contraction and
+// reassociated sums are allowed, spec §11). Comparisons, float→int casts, floor and `%` only
+// see exact values, so that an allowed rounding difference never changes control flow.
+//
+//   tdsl-progfuzz [--seed S] [--count N] [--jobs J] [--batch B] [--max-steps K] [--seconds T]
+//                 [--repro-dir DIR] [--routes interp,jit,obj,cpp] [--print N]
+//   tdsl-progfuzz --replay FILE.tdsl        (re-runs a reproducer written by an earlier run)
+//
+// Program i of seed S is the same whatever --jobs and --batch are. Programs run in batches
+// (one module per batch and route, so that a Clang or LLVM compilation serves B programs) in
+// forked workers; a worker that crashes or hangs has its batch re-run one program per worker
+// to find the culprit. Every mismatch, crash, time-out, refused program or refused schedule
+// script is written to DIR as a self-contained .tdsl file whose first line says how to replay
+// it. Exit status: 0 when nothing was found, 1 otherwise, 2 on a bad command line.
+
+#include "backends/abi/Abi.h"
+#include "backends/cpp/CompileCpp.h"
+#include "backends/cpp/CppEmitter.h"
+#include "backends/interp/Interpreter.h"
+#include "backends/llvm/JIT.h"
+#include "backends/llvm/LLVMBackend.h"
+#include "backends/llvm/Target.h"
+#include "runtime/Float16.h"
+#include "test/fuzzers/FuzzUtil.h"
+#include "test/fuzzers/RandomSchedule.h"
+#include "tools/driver/Driver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace tdsl;
+namespace fs = std::filesystem;
+
+namespace {
+
+// ---- The generator ---------------------------------------------------------------------------
+
+/// A dimension or extent: its text and its value in the run.
+struct Dim {
+  std::string text;
+  int64_t value = 1;
+  bool operator==(const Dim &o) const { return text == o.text; }
+};
+
+/// What the generator knows of a value: |x| <= 2^mag, and for floats x is a multiple of
+/// 2^gran; `exact`: every route computes it bit for bit.
+struct Val {
+  std::string text;
+  int mag = 0, gran = 0;
+  bool exact = true;
+  bool lowPrec = false; // an inexact value went through f16/bf16 rounding
+};
+
+enum class Ty { Bool, I8, U8, I32, I64, F16, BF16, F32, F64 };
+
+const char *tyName(Ty t) {
+  switch (t) {
+  case Ty::Bool:
+    return "bool";
+  case Ty::I8:
+    return "i8";
+  case Ty::U8:
+    return "u8";
+  case Ty::I32:
+    return "i32";
+  case Ty::I64:
+    return "i64";
+  case Ty::F16:
+    return "f16";
+  case Ty::BF16:
+    return "bf16";
+  case Ty::F32:
+    return "f32";
+  case Ty::F64:
+    return "f64";
+  }
+  return "?";
+}
+bool isFloat(Ty t) { return t == Ty::F16 || t == Ty::BF16 || t == Ty::F32 || t == Ty::F64; }
+bool isInt(Ty t) { return t == Ty::I8 || t == Ty::U8 || t == Ty::I32 || t == Ty::I64; }
+/// The dtype a value of storage type `t` is computed in.
+Ty computeTy(Ty t) { return t == Ty::F16 || t == Ty::BF16 ? Ty::F32 : t; }
+int mantissa(Ty t) {
+  switch (t) {
+  case Ty::F16:
+    return 11;
+  case Ty::BF16:
+    return 8;
+  case Ty::F32:
+    return 24;
+  case Ty::F64:
+    return 53;
+  default:
+    return 0;
+  }
+}
+int intBits(Ty t) {
+  switch (t) {
+  case Ty::I8:
+  case Ty::U8:
+    return 8;
+  case Ty::I32:
+    return 32;
+  default:
+    return 64;
+  }
+}
+/// Largest |x| of float dtype `t` we let values reach (2^mag), far from overflow.
+int maxMag(Ty t) { return t == Ty::F16 ? 14 : t == Ty::F64 ? 200 : 60; }
+
+struct Buf {
+  std::string name;
+  Ty ty;
+  std::vector<Dim> dims;
+  Val info; // what its elements are (mag, gran, exact)
+  bool isInput = false;
+};
+
+struct Axis {
+  std::string name;
+  Dim extent;
+  bool reduce = false;
+};
+
+struct Program {
+  uint64_t index = 0;
+  std::string name;
+  std::string text;     // the function
+  std::string schedule; // the schedule statements ("" for none)
+  std::map<std::string, int64_t> shapes;
+  std::map<std::string, double> tolerance; // per output: 0 = exact
+  uint64_t inputSeed = 0;
+  int applied = 0, refused = 0;
+
+  std::string fullText() const {
+    std::string s = text;
+    if (!schedule.empty())
+      s += "schedule " + name + " {\n" + schedule + "}\n";
+    return s;
+  }
+};
+
+class Generator {
+public:
+  Generator(uint64_t seed, uint64_t index) {
+    std::seed_seq seq{uint32_t(seed), uint32_t(seed >> 32), uint32_t(index), uint32_t(index >> 32)};
+    rng_.seed(seq);
+    p_.index = index;
+    p_.name = "p" + std::to_string(index);
+    p_.inputSeed = rng_();
+  }
+
+  Program generate() {
+    // Shape variables and the pool of dimensions.
+    int nsym = chance(40) ? 1 + int(chance(30)) : 0;
+    std::vector<Dim> syms;
+    for (int k = 0; k < nsym; ++k) {
+      std::string name = k == 0 ? "n" : "m";
+      int64_t v = 1 + int64_t(pick(6));
+      syms.push_back({name, v});
+      p_.shapes[name] = v;
+    }
+    auto dim = [&]() -> Dim {
+      if (!syms.empty() && chance(35))
+        return syms[pick(syms.size())];
+      int64_t v = 1 + int64_t(pick(8));
+      return {std::to_string(v), v};
+    };
+    // Inputs: the first dimensions of the first inputs introduce the shape variables.
+    size_t ninputs = 1 + pick(3);
+    std::vector<std::string> sig;
+    for (size_t k = 0; k < ninputs; ++k) {
+      Buf b;
+      b.name = std::string(1, char('A' + k));
+      b.ty = randomTy(true);
+      size_t rank = k < syms.size() ? 1 + pick(3) : pick(4);
+      for (size_t d = 0; d < rank; ++d)
+        b.dims.push_back(d == 0 && k < syms.size() ? syms[k] : dim());
+      b.isInput = true;
+      b.info = inputInfo(b.ty);
+      bufs_.push_back(b);
+      sig.push_back(b.name + ": " + typeText(b));
+    }
+    // Any shape variable not yet introduced becomes a dimension of the first input.
+    if (syms.size() > ninputs) {
+      for (size_t k = ninputs; k < syms.size(); ++k) {
+        bufs_[0].dims.push_back(syms[k]);
+      }
+      sig[0] = bufs_[0].name + ": " + typeText(bufs_[0]);
+    }
+    if (chance(30)) {
+      Ty t = chance(50) ? Ty::F32 : Ty::I32;
+      scalars_.push_back({"s", t});
+      sig.push_back(std::string("s: ") + tyName(t));
+    }
+    // Stages: the last one (and maybe the one before) are outputs.
+    size_t nstages = 1 + pick(4);
+    bool twoOutputs = nstages > 1 && chance(35);
+    std::ostringstream body;
+    std::vector<std::string> outs, allocs;
+    for (size_t st = 0; st < nstages; ++st) {
+      bool output = st + 1 == nstages || (twoOutputs && st + 2 == nstages);
+      Buf w;
+      w.name = (output ? "O" : "T") + std::to_string(st);
+      w.ty = randomTy(false);
+      size_t rank = pick(4);
+      if (rank == 0 && w.ty == Ty::Bool)
+        rank = 1;
+      for (size_t d = 0; d < rank; ++d)
+        w.dims.push_back(dim());
+      std::string block = genBlock(w, output, dim);
+      (output ? outs : allocs).push_back(w.name + ": " + typeText(w));
+      if (!output)
+        body << "  alloc " << w.name << ": " << typeText(w) << ";\n";
+      body << block;
+      if (output) {
+        double tol = 0;
+        if (!w.info.exact)
+          tol = w.info.lowPrec || w.ty == Ty::F16 || w.ty == Ty::BF16 ? 3e-2 : 1e-3;
+        p_.tolerance[w.name] = tol;
+      }
+      bufs_.push_back(w);
+    }
+    std::ostringstream text;
+    text << "func " << p_.name << "(";
+    for (size_t k = 0; k < sig.size(); ++k)
+      text << (k ? ", " : "") << sig[k];
+    text << ") -> (";
+    for (size_t k = 0; k < outs.size(); ++k)
+      text << (k ? ", " : "") << outs[k];
+    text << ") {\n" << body.str() << "}\n";
+    p_.text = text.str();
+    return p_;
+  }
+
+  std::mt19937_64 &rng() { return rng_; }
+
+private:
+  uint64_t pick(uint64_t n) { return n <= 1 ? 0 : rng_() % n; }
+  bool chance(int percent) { return int(rng_() % 100) < percent; }
+
+  Ty randomTy(bool input) {
+    static const Ty common[] = {Ty::F32, Ty::F32, Ty::F32, Ty::F64, Ty::I32,
+                                Ty::I64, Ty::I8,  Ty::U8,  Ty::F16, Ty::BF16};
+    if (input && chance(8))
+      return Ty::Bool;
+    if (!input && chance(5))
+      return Ty::Bool;
+    return common[pick(std::size(common))];
+  }
+
+  static std::string typeText(const Buf &b) {
+    std::string s = std::string(tyName(b.ty)) + "[";
+    for (size_t d = 0; d < b.dims.size(); ++d)
+      s += (d ? ", " : "") + b.dims[d].text;
+    return s + "]";
+  }
+
+  static Val inputInfo(Ty t) {
+    Val v;
+    if (isFloat(t)) {
+      v.mag = 1;
+      v.gran = -3;
+    } else if (isInt(t)) {
+      v.mag = 4;
+    }
+    return v;
+  }
+
+  // ---- Expressions ---------------------------------------------------------------------------
+
+  struct Scope {
+    std::vector<Axis> axes;
+    std::vector<std::pair<std::string, std::pair<Ty, Val>>> lets;
+    const Buf *writing = nullptr;
+  };
+
+  /// Marks `v` inexact when its bits do not fit the mantissa of `t`, or it grows too large.
+  static Val settle(Val v, Ty t) {
+    if (isFloat(t) && (v.mag - v.gran > mantissa(t) || v.mag > maxMag(t) / 2))
+      v.exact = false;
+    return v;
+  }
+
+  std::string intConst(Ty t) {
+    int64_t v = int64_t(pick(9)) - (t == Ty::U8 ? 0 : 4);
+    return std::to_string(v);
+  }
+
+  /// An index expression into a dimension of extent `e`, always in range where `guard` (a
+  /// condition appended to it when needed) holds.
+  std::string index(const Dim &e, const Scope &sc, std::vector<std::string> &guard) {
+    std::vector<const Axis *> same, smaller;
+    for (const Axis &a : sc.axes) {
+      if (a.extent == e)
+        same.push_back(&a);
+      else if (a.extent.value <= e.value && e.text == std::to_string(e.value) &&
+               a.extent.text == std::to_string(a.extent.value))
+        smaller.push_back(&a);
+    }
+    int r = int(pick(100));
+    if (!same.empty() && r < 55) {
+      const Axis *a = same[pick(same.size())];
+      int how = int(pick(10));
+      if (how < 6)
+        return a->name;
+      if (how < 8)
+        return e.text + " - 1 - " + a->name;
+      int64_t d = 1 + int64_t(pick(2));
+      if (how == 8) {
+        guard.push_back(a->name + " + " + std::to_string(d) + " < " + e.text);
+        return a->name + " + " + std::to_string(d);
+      }
+      guard.push_back(a->name + " >= " + std::to_string(d));
+      return a->name + " - " + std::to_string(d);
+    }
+    if (!smaller.empty() && r < 70)
+      return smaller[pick(smaller.size())]->name;
+    if (!sc.axes.empty() && r < 88) {
+      const Axis *a = &sc.axes[pick(sc.axes.size())];
+      switch (pick(3)) {
+      case 0:
+        return a->name + " % " + e.text;
+      case 1:
+        return "(" + a->name + " * 3 + 1) % " + e.text;
+      default:
+        return "min(" + a->name + ", " + e.text + " - 1)";
+      }
+    }
+    if (e.text == std::to_string(e.value))
+      return std::to_string(pick(uint64_t(e.value)));
+    return chance(50) ? "0" : e.text + " - 1";
+  }
+
+  /// A load of `b` converted to `t`.
+  Val load(const Buf &b, Ty t, const Scope &sc) {
+    std::vector<std::string> guard;
+    std::string s = b.name + "[";
+    for (size_t d = 0; d < b.dims.size(); ++d)
+      s += (d ? ", " : "") + index(b.dims[d], sc, guard);
+    s += "]";
+    Val v = b.info;
+    v.text = s;
+    Ty from = b.ty;
+    if (from == Ty::F16 || from == Ty::BF16) {
+      v.text = "f32(" + v.text + ")";
+      from = Ty::F32;
+    }
+    v = convert(v, from, t);
+    if (!guard.empty()) {
+      std::string cond;
+      for (size_t k = 0; k < guard.size(); ++k)
+        cond += (k ? " && " : "") + guard[k];
+      Val other = constant(t);
+      v.text = "select(" + cond + ", " + v.text + ", " + other.text + ")";
+      v.mag = std::max(v.mag, other.mag);
+      v.gran = std::min(v.gran, other.gran);
+    }
+    return v;
+  }
+
+  /// `v` of compute type `from` as compute type `to` (a cast when they differ).
+  Val convert(Val v, Ty from, Ty to) {
+    if (from == to)
+      return v;
+    Val r = v;
+    r.text = std::string(tyName(to)) + "(" + v.text + ")";
+    if (to == Ty::Bool) {
+      r.mag = 0;
+      r.gran = 0;
+      return r;
+    }
+    if (from == Ty::Bool) {
+      r.mag = 0;
+      r.gran = 0;
+      r.exact = true;
+      return r;
+    }
+    if (isFloat(to) && isInt(from)) {
+      r.gran = 0;
+      r.mag = std::min(v.mag, intBits(from));
+      if (r.mag > mantissa(to)) // rounds, the same way everywhere
+        r.gran = r.mag - mantissa(to);
+      r.exact = true;
+      return r;
+    }
+    if (isFloat(to) && isFloat(from)) {
+      if (mantissa(to) < mantissa(from) && v.mag - v.gran > mantissa(to))
+        r.gran = v.mag - mantissa(to); // rounds, deterministically if v is exact
+      return settle(r, to);
+    }
+    if (isInt(to) && isFloat(from)) {
+      // Only exact values (and in range) may be cast to an integer.
+      r.mag = std::max(0, v.mag);
+      r.gran = 0;
+      r.exact = true;
+      return r;
+    }
+    // int -> int
+    r.mag = std::min(v.mag, intBits(to));
+    return r;
+  }
+
+  Val constant(Ty t) {
+    Val v;
+    if (t == Ty::Bool) {
+      v.text = chance(50) ? "true" : "false";
+      return v;
+    }
+    if (isInt(t)) {
+      v.text = intConst(t);
+      if (t != Ty::I64)
+        v.text = std::string(tyName(t)) + "(" + v.text + ")";
+      v.mag = 3;
+      return v;
+    }
+    static const char *floats[] = {"0.0", "1.0", "0.5", "-1.5", "2.0", "0.125", "-0.25", "3.0"};
+    v.text = floats[pick(std::size(floats))];
+    if (t == Ty::F64)
+      v.text = "f64(" + v.text + ")";
+    v.mag = 2;
+    v.gran = -3;
+    return v;
+  }
+
+  /// A leaf of compute type `t`.
+  Val leaf(Ty t, const Scope &sc) {
+    int r = int(pick(100));
+    if (r < 60) {
+      std::vector<const Buf *> readable;
+      for (const Buf &b : bufs_)
+        if (&b != sc.writing)
+          readable.push_back(&b);
+      if (!readable.empty()) {
+        const Buf *b = readable[pick(readable.size())];
+        Ty ct = computeTy(b->ty);
+        // A float becomes an integer only when exact and well inside the range.
+        bool castable =
+            !isFloat(ct) || !isInt(t) || (b->info.exact && b->info.mag <= intBits(t) - 2);
+        if (castable)
+          return boolOrConvert(load(*b, t == Ty::Bool ? ct : t, sc), t, ct, b);
+      }
+    }
+    if (r < 72 && !sc.lets.empty()) {
+      const auto &[name, info] = sc.lets[pick(sc.lets.size())];
+      Val v = info.second;
+      v.text = name;
+      return convert(v, info.first, t);
+    }
+    if (r < 80 && !sc.axes.empty() && t != Ty::Bool) {
+      const Axis &a = sc.axes[pick(sc.axes.size())];
+      Val v;
+      v.text = a.name;
+      v.mag = 4;
+      return convert(v, Ty::I64, t);
+    }
+    if (r < 85 && !scalars_.empty() && t != Ty::Bool) {
+      const auto &[name, st] = scalars_[pick(scalars_.size())];
+      Val v = inputInfo(st);
+      v.text = name;
+      return convert(v, st, t);
+    }
+    return constant(t);
+  }
+
+  /// A load used where a bool is wanted compares it; elsewhere it is converted already.
+  Val boolOrConvert(Val v, Ty t, Ty ct, const Buf *b) {
+    if (t != Ty::Bool || ct == Ty::Bool)
+      return v;
+    (void)b;
+    if (isFloat(ct) && !v.exact)
+      return constant(Ty::Bool);
+    Val r;
+    r.text = "(" + v.text + (chance(50) ? " > " : " <= ") + (isFloat(ct) ? "0.25" : "1") + ")";
+    return r;
+  }
+
+  Val expr(Ty t, int depth, const Scope &sc) {
+    if (depth <= 0 || chance(25))
+      return leaf(t, sc);
+    if (t == Ty::Bool)
+      return boolExpr(depth, sc);
+    if (isInt(t))
+      return intExpr(t, depth, sc);
+    return floatExpr(t, depth, sc);
+  }
+
+  Val boolExpr(int depth, const Scope &sc) {
+    int r = int(pick(6));
+    Val v;
+    if (r == 0) {
+      Val a = expr(Ty::Bool, depth - 1, sc), b = expr(Ty::Bool, depth - 1, sc);
+      v.text = "(" + a.text + (chance(50) ? " && " : " || ") + b.text + ")";
+      return v;
+    }
+    if (r == 1) {
+      v.text = "!(" + expr(Ty::Bool, depth - 1, sc).text + ")";
+      return v;
+    }
+    // A comparison of two integers or two exact floats.
+    Ty ct = chance(50) ? Ty::I32 : (chance(50) ? Ty::F32 : Ty::I64);
+    Val a = expr(ct, depth - 1, sc), b = expr(ct, depth - 1, sc);
+    if (!a.exact || !b.exact)
+      return constant(Ty::Bool);
+    static const char *ops[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
+    v.text = "(" + a.text + ops[pick(6)] + b.text + ")";
+    return v;
+  }
+
+  Val intExpr(Ty t, int depth, const Scope &sc) {
+    Val a = expr(t, depth - 1, sc), b = expr(t, depth - 1, sc);
+    Val v;
+    int bits = intBits(t);
+    switch (pick(9)) {
+    case 0:
+    case 1:
+      v.text = "(" + a.text + " + " + b.text + ")";
+      v.mag = std::min(bits, std::max(a.mag, b.mag) + 1);
+      return v;
+    case 2:
+      v.text = "(" + a.text + " - " + b.text + ")";
+      v.mag = std::min(bits, std::max(a.mag, b.mag) + 1);
+      return v;
+    case 3:
+      v.text = "(" + a.text + " * " + b.text + ")";
+      v.mag = std::min(bits, a.mag + b.mag);
+      return v;
+    case 4:
+      v.text = "(" + a.text + " / " + b.text + ")";
+      v.mag = a.mag;
+      return v;
+    case 5:
+      v.text = "(" + a.text + " % " + b.text + ")";
+      v.mag = std::max(a.mag, b.mag);
+      return v;
+    case 6:
+      v.text = std::string(chance(50) ? "max(" : "min(") + a.text + ", " + b.text + ")";
+      v.mag = std::max(a.mag, b.mag);
+      return v;
+    case 7: {
+      Val c = expr(Ty::Bool, depth - 1, sc);
+      v.text = "select(" + c.text + ", " + a.text + ", " + b.text + ")";
+      v.mag = std::max(a.mag, b.mag);
+      return v;
+    }
+    default:
+      if (t == Ty::U8) {
+        v.text = "(" + a.text + " / 2)";
+        v.mag = a.mag;
+        return v;
+      }
+      v.text = "abs(" + a.text + ")";
+      v.mag = a.mag;
+      return v;
+    }
+  }
+
+  Val floatExpr(Ty t, int depth, const Scope &sc) {
+    Val a = expr(t, depth - 1, sc);
+    int r = int(pick(16));
+    Val v = a;
+    if (r < 3) { // + or -
+      Val b = expr(t, depth - 1, sc);
+      v.text = "(" + a.text + (r == 2 ? " - " : " + ") + b.text + ")";
+      v.mag = std::max(a.mag, b.mag) + 1;
+      v.gran = std::min(a.gran, b.gran);
+      v.exact = a.exact && b.exact;
+      v.lowPrec = a.lowPrec || b.lowPrec;
+    } else if (r < 5) { // *
+      Val b = expr(t, depth - 1, sc);
+      if (a.mag + b.mag > maxMag(t))
+        return a;
+      v.text = "(" + a.text + " * " + b.text + ")";
+      v.mag = a.mag + b.mag;
+      v.gran = a.gran + b.gran;
+      v.exact = a.exact && b.exact;
+      v.lowPrec = a.lowPrec || b.lowPrec;
+    } else if (r == 5) {
+      v.text = "(" + a.text + " / " + (chance(50) ? "2.0" : "0.5") + ")";
+      v.mag = a.mag + 1;
+      v.gran = a.gran - 1;
+    } else if (r == 6) {
+      Val b = expr(t, depth - 1, sc);
+      v.text = std::string(chance(50) ? "max(" : "min(") + a.text + ", " + b.text + ")";
+      v.mag = std::max(a.mag, b.mag);
+      v.gran = std::min(a.gran, b.gran);
+      v.exact = a.exact && b.exact;
+      v.lowPrec = a.lowPrec || b.lowPrec;
+    } else if (r == 7) {
+      v.text = chance(50) ? "abs(" + a.text + ")" : "(-" + a.text + ")";
+    } else if (r == 8) {
+      Val c = expr(Ty::Bool, depth - 1, sc), b = expr(t, depth - 1, sc);
+      v.text = "select(" + c.text + ", " + a.text + ", " + b.text + ")";
+      v.mag = std::max(a.mag, b.mag);
+      v.gran = std::min(a.gran, b.gran);
+      v.exact = a.exact && b.exact;
+      v.lowPrec = a.lowPrec || b.lowPrec;
+    } else if (r == 9) {
+      if (!a.exact)
+        return a;
+      static const char *fns[] = {"floor", "ceil", "round", "trunc"};
+      v.text = std::string(fns[pick(4)]) + "(" + a.text + ")";
+      v.gran = std::max(0, a.gran);
+      v.mag = a.mag + 1;
+    } else if (r == 10) {
+      if (!a.exact)
+        return a;
+      v.text = "(" + a.text + " % " + (chance(50) ? "2.0" : "0.75") + ")";
+      bool pow2 = v.text.find("2.0") != std::string::npos;
+      v.mag = 1;
+      v.gran = pow2 ? a.gran : std::min(a.gran, -2);
+      v.exact = pow2; // 0.75 is exact, but a / 0.75 rounds before floor
+    } else if (r == 11) {
+      Val b = expr(t, depth - 1, sc), c = expr(t, depth - 1, sc);
+      if (a.mag + b.mag > maxMag(t))
+        return c;
+      v.text = "fma(" + a.text + ", " + b.text + ", " + c.text + ")";
+      v.mag = std::max(a.mag + b.mag, c.mag) + 1;
+      v.gran = std::min(a.gran + b.gran, c.gran);
+      v.exact = a.exact && b.exact && c.exact;
+      v.lowPrec = a.lowPrec || b.lowPrec || c.lowPrec;
+    } else if (r == 12) {
+      Ty it = chance(50) ? Ty::I32 : Ty::I64;
+      if (!a.exact || a.mag > 30)
+        return a;
+      Val c = convert(a, t, it);
+      return convert(c, it, t);
+    } else {
+      static const char *fns[] = {
+          "tanh(%)",           "sigmoid(%)", "sqrt(abs(%))", "exp(min(%, 3.0))",
+          "log(abs(%) + 1.0)", "sin(%)",     "cos(%)",       "erf(%)"};
+      std::string f = fns[pick(std::size(fns))];
+      size_t at = f.find('%');
+      v.text = f.substr(0, at) + a.text + f.substr(at + 1);
+      v.exact = false;
+      v.mag = std::max(a.mag, 5);
+      v.gran = -60;
+    }
+    return settle(v, t);
+  }
+
+  // ---- Blocks ----------------------------------------------------------------------------------
+
+  template <typename DimFn> std::string genBlock(Buf &w, bool output, DimFn &dim) {
+    Scope sc;
+    sc.writing = &w;
+    std::vector<std::string> spatial;
+    for (size_t d = 0; d < w.dims.size(); ++d) {
+      sc.axes.push_back({"i" + std::to_string(d), w.dims[d], false});
+      spatial.push_back("i" + std::to_string(d));
+    }
+    bool reduction = w.dims.empty() || (w.ty != Ty::Bool && chance(40));
+    if (w.ty == Ty::Bool)
+      reduction = false;
+    int64_t redCount = 1;
+    int redMag = 0;
+    if (reduction) {
+      size_t nred = 1 + pick(2);
+      for (size_t k = 0; k < nred; ++k) {
+        Dim e = dim();
+        sc.axes.push_back({"k" + std::to_string(k), e, true});
+        redCount *= std::max<int64_t>(e.value, 1);
+        redMag += 3; // extents are at most 8
+      }
+    }
+    (void)redCount;
+    std::ostringstream out;
+    std::string lhs = w.name + "[";
+    for (size_t d = 0; d < spatial.size(); ++d)
+      lhs += (d ? ", " : "") + spatial[d];
+    lhs += "]";
+    Ty ct = computeTy(w.ty);
+    // The explicit form (spec §6) with one loop per axis, sometimes; then maybe a `where` on
+    // spatial loops, only where the unwritten elements stay zero (outputs).
+    bool explicitForm = !sc.axes.empty() && chance(30);
+    std::string where;
+    auto loopVar = [&](size_t k) { return "l" + w.name + "_" + std::to_string(k); };
+    if (explicitForm && output && !spatial.empty() && chance(50))
+      where = " where " + loopVar(pick(spatial.size())) + (chance(50) ? " < " : " >= ") +
+              std::to_string(1 + pick(3));
+    std::string indent = "  ";
+    if (explicitForm)
+      for (size_t k = 0; k < sc.axes.size(); ++k) {
+        out << indent << "for " << loopVar(k) << " in 0.." << sc.axes[k].extent.text << " {\n";
+        indent += "  ";
+      }
+    out << indent << "block " << w.name << "(";
+    for (size_t k = 0; k < sc.axes.size(); ++k) {
+      out << (k ? ", " : "") << sc.axes[k].name << ": "
+          << (sc.axes[k].reduce ? "reduce " : "spatial ") << sc.axes[k].extent.text;
+      if (explicitForm)
+        out << " = " << loopVar(k);
+    }
+    out << ")" << where << " {\n";
+    // Lets.
+    std::string lets;
+    size_t nlets = chance(35) ? 1 + pick(2) : 0;
+    for (size_t k = 0; k < nlets; ++k) {
+      Ty lt = chance(60) ? ct : (chance(50) ? Ty::F32 : Ty::I32);
+      if (lt == Ty::Bool)
+        lt = Ty::I32;
+      Val v = expr(lt, 2, sc);
+      std::string name = "t" + std::to_string(k);
+      lets += "    let " + name + " = " + v.text + ";\n";
+      sc.lets.push_back({name, {lt, v}});
+    }
+    auto store = [&](const Val &v) {
+      if (w.ty == Ty::F16 || w.ty == Ty::BF16)
+        return std::string(tyName(w.ty)) + "(" + v.text + ")";
+      return v.text;
+    };
+    int depth = 1 + int(pick(3));
+    Val result;
+    if (reduction) {
+      Val e = expr(ct, depth, sc);
+      std::string init, update;
+      int kind = int(pick(isFloat(ct) ? 3 : 4));
+      Val iv = constant(ct);
+      if (kind == 0) { // sum
+        init = iv.text;
+        if (w.ty == Ty::F16 || w.ty == Ty::BF16)
+          update = lhs + " = " + store({"f32(" + lhs + ") + " + e.text}) + ";";
+        else
+          update =
+              chance(50) ? lhs + " += " + e.text + ";" : lhs + " = " + lhs + " + " + e.text + ";";
+        result = e;
+        result.mag = std::max(e.mag, iv.mag) + redMag + 1;
+        result.gran = std::min(e.gran, iv.gran);
+      } else if (kind <= 2) { // max / min
+        const char *fn = kind == 1 ? "max" : "min";
+        init = chance(50) ? std::string(kind == 1 ? "min_value(" : "max_value(") + tyName(ct) + ")"
+                          : iv.text;
+        std::string cur = (w.ty == Ty::F16 || w.ty == Ty::BF16) ? "f32(" + lhs + ")" : lhs;
+        update = lhs + " = " + store({std::string(fn) + "(" + cur + ", " + e.text + ")"}) + ";";
+        result = e;
+        if (init.find("_value") != std::string::npos && !isFloat(ct)) {
+          result.mag = intBits(ct);
+        } else if (init.find("_value") != std::string::npos) {
+          // A domain with an empty reduction keeps the extreme value.
+          result.mag = std::max(e.mag, 127);
+        } else {
+          result.mag = std::max(e.mag, iv.mag);
+          result.gran = std::min(e.gran, iv.gran);
+        }
+      } else { // integer product (wraps; exact everywhere)
+        init = "1";
+        update = lhs + " *= " + e.text + ";";
+        result = e;
+        result.mag = intBits(ct);
+      }
+      if (w.ty == Ty::F16 || w.ty == Ty::BF16)
+        init = std::string(tyName(w.ty)) + "(" + init + ")";
+      out << "    init { " << lhs << " = " << init << "; }\n" << lets;
+      if (chance(20)) {
+        Val c = expr(Ty::Bool, 2, sc);
+        out << "    if " << c.text << " { " << update << " }\n";
+      } else {
+        out << "    " << update << "\n";
+      }
+    } else {
+      out << lets;
+      Val e = expr(ct, depth, sc);
+      result = e;
+      if (chance(25)) {
+        Val c = expr(Ty::Bool, 2, sc);
+        Val e2 = expr(ct, depth, sc);
+        out << "    if " << c.text << " {\n      " << lhs << " = " << store(e)
+            << ";\n    } else {\n      " << lhs << " = " << store(e2) << ";\n    }\n";
+        result.mag = std::max(e.mag, e2.mag);
+        result.gran = std::min(e.gran, e2.gran);
+        result.exact = e.exact && e2.exact;
+        result.lowPrec = e.lowPrec || e2.lowPrec;
+      } else {
+        out << "    " << lhs << " = " << store(e) << ";\n";
+      }
+    }
+    out << indent << "}\n";
+    while (indent.size() > 2) {
+      indent.resize(indent.size() - 2);
+      out << indent << "}\n";
+    }
+    // What the buffer holds.
+    if (isFloat(w.ty)) {
+      result = settle(result, w.ty);
+      if (w.ty == Ty::F16 || w.ty == Ty::BF16) {
+        if (result.mag - result.gran > mantissa(w.ty))
+          result.gran = result.mag - mantissa(w.ty);
+        if (!result.exact)
+          result.lowPrec = true;
+        if (result.mag > 14)
+          result.exact = false;
+      }
+    } else if (isInt(w.ty)) {
+      result.mag = std::min(result.mag, intBits(w.ty));
+      result.exact = true;
+    } else {
+      result = Val{};
+    }
+    result.text.clear();
+    w.info = result;
+    return out.str();
+  }
+
+  std::mt19937_64 rng_;
+  Program p_;
+  std::vector<Buf> bufs_;
+  std::vector<std::pair<std::string, Ty>> scalars_;
+};
+
+// ---- Running ---------------------------------------------------------------------------------
+
+struct Options {
+  uint64_t seed = 1;
+  uint64_t count = 100;
+  unsigned jobs = 1;
+  unsigned batch = 8;
+  int maxSteps = 8;
+  double seconds = 1e12;
+  std::string reproDir = ".";
+  std::set<std::string> routes = {"interp", "jit", "obj", "cpp"};
+  std::string replay;
+  uint64_t print = 0; // print the first N programs
+};
+
+struct Stats {
+  uint64_t programs = 0, applied = 0, refused = 0, mismatches = 0, rejected = 0, crashes = 0,
+           timeouts = 0, routeErrors = 0;
+  void add(const Stats &o) {
+    programs += o.programs;
+    applied += o.applied;
+    refused += o.refused;
+    mismatches += o.mismatches;
+    rejected += o.rejected;
+    crashes += o.crashes;
+    timeouts += o.timeouts;
+    routeErrors += o.routeErrors;
+  }
+  uint64_t findings() const { return mismatches + rejected + crashes + timeouts + routeErrors; }
+};
+
+const Options *gOpts = nullptr;
+
+/// Writes a reproducer: a header saying what happened and how to replay, then the program.
+void writeRepro(const std::string &kind, const Program &p, const std::string &what) {
+  fs::create_directories(gOpts->reproDir);
+  std::string path =
+      gOpts->reproDir + "/" + kind + "-s" + std::to_string(gOpts->seed) + "-" + p.name + ".tdsl";
+  std::ofstream out(path);
+  out << "// progfuzz " << kind << ": replay with: tdsl-progfuzz --replay " << path << "\n";
+  out << "// progfuzz-inputs: seed=" << p.inputSeed;
+  for (const auto &[k, v] : p.shapes)
+    out << " " << k << "=" << v;
+  out << "\n// progfuzz-tolerance:";
+  for (const auto &[k, v] : p.tolerance)
+    out << " " << k << "=" << v;
+  out << "\n";
+  std::istringstream lines(what);
+  for (std::string line; std::getline(lines, line);)
+    out << "// " << line << "\n";
+  out << p.fullText();
+  std::cout << "progfuzz: " << kind << " in " << p.name << " (" << path
+            << "): " << what.substr(0, what.find('\n')) << "\n"
+            << std::flush;
+}
+
+/// Generates program `index` with its random schedule (applied primitives only).
+std::optional<Program> makeProgram(uint64_t index, Stats &stats) {
+  Generator g(gOpts->seed, index);
+  Program p = g.generate();
+  std::ostringstream err;
+  std::optional<ir::Module> m = fuzz::compileText(p.name + ".tdsl", p.text, true, err);
+  if (!m) {
+    ++stats.rejected;
+    writeRepro("rejected", p, "the generated program is refused:\n" + err.str());
+    return std::nullopt;
+  }
+  schedule::ScheduleState state(m->lookup(p.name), "cpu");
+  std::mt19937_64 &rng = g.rng();
+  fuzz::RandomScheduler scheduler(state, [&](uint64_t n) { return n <= 1 ? 0 : rng() % n; });
+  int steps = int(rng() % uint64_t(gOpts->maxSteps + 1));
+  for (int k = 0; k < steps; ++k) {
+    // A refusal may come after part of the rewrite (tile after its splits): undo it.
+    schedule::ScheduleState before = state;
+    try {
+      std::string s = scheduler.step();
+      if (!s.empty()) {
+        p.schedule += "  " + s + "\n";
+        ++p.applied;
+      }
+    } catch (const schedule::ScheduleError &) {
+      state = before;
+      ++p.refused;
+    }
+  }
+  stats.applied += uint64_t(p.applied);
+  stats.refused += uint64_t(p.refused);
+  return p;
+}
+
+// The compiled routes: a JIT holding the batch's functions, and how to call one.
+struct Route {
+  std::string name;
+  std::unique_ptr<llvmgen::Jit> jit;
+};
+
+uint64_t scalarBits(const runtime::Scalar &s) {
+  ir::DType t = s.dtype;
+  uint64_t bits = 0;
+  if (t.isBool() || t.isInteger())
+    return uint64_t(s.i);
+  if (t == ir::DType::f16())
+    return runtime::f16FromDouble(s.f);
+  if (t == ir::DType::bf16())
+    return runtime::bf16FromDouble(s.f);
+  if (t == ir::DType::f32()) {
+    float f = float(s.f);
+    std::memcpy(&bits, &f, sizeof f);
+    return bits;
+  }
+  std::memcpy(&bits, &s.f, sizeof s.f);
+  return bits;
+}
+
+/// Calls the packed entry of `source` (lowered as `lowered`) in `jit` on `args`.
+bool callCompiled(llvmgen::Jit &jit, const std::string &cName, const ir::Func &source,
+                  const ir::Func &lowered, const std::map<std::string, int64_t> &shapes,
+                  interp::ArgMap &args, std::string &error) {
+  void *entry = jit.lookup(llvmgen::packedEntryName(cName), error);
+  if (!entry)
+    return false;
+  const auto *src = source.as<ir::PrimFunc>();
+  const auto *low = lowered.as<ir::PrimFunc>();
+  std::vector<void *> slots;
+  std::vector<uint64_t> scalars;
+  scalars.reserve(src->inputs.size() + low->shapeVars.size() + 1);
+  for (const ir::FuncParam &p : src->inputs) {
+    interp::Value &v = args.at(p.name());
+    if (p.isTensor()) {
+      slots.push_back(std::get<runtime::Tensor>(v).bytes.data());
+      continue;
+    }
+    scalars.push_back(scalarBits(std::get<runtime::Scalar>(v)));
+    slots.push_back(&scalars.back());
+  }
+  for (const ir::Buffer &b : src->outputs)
+    slots.push_back(std::get<runtime::Tensor>(args.at(b.name())).bytes.data());
+  for (const ir::Var &v : low->shapeVars) {
+    auto it = shapes.find(v.name());
+    if (it == shapes.end()) {
+      error = "shape variable " + v.name() + " has no value";
+      return false;
+    }
+    scalars.push_back(uint64_t(it->second));
+    slots.push_back(&scalars.back());
+  }
+  auto fn = reinterpret_cast<int32_t (*)(void **)>(entry);
+  if (int32_t status = fn(slots.data())) {
+    error = "returned " + std::to_string(status);
+    return false;
+  }
+  return true;
+}
+
+std::string compareWithTolerance(const interp::ArgMap &want, const interp::ArgMap &got,
+                                 const ir::Func &func, const Program &p) {
+  for (const ir::Buffer &out : func.as<ir::PrimFunc>()->outputs) {
+    const auto &x = std::get<runtime::Tensor>(want.at(out.name()));
+    const auto &y = std::get<runtime::Tensor>(got.at(out.name()));
+    auto it = p.tolerance.find(out.name());
+    double tol = it == p.tolerance.end() ? 0 : it->second;
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+      runtime::Scalar a = x.load(i), b = y.load(i);
+      bool same;
+      if (out.dtype().isFloat())
+        same =
+            (std::isnan(a.f) && std::isnan(b.f)) || a.f == b.f ||
+            std::fabs(a.f - b.f) <= tol * std::max(1.0, std::max(std::fabs(a.f), std::fabs(b.f)));
+      else
+        same = a.i == b.i;
+      if (!same) {
+        std::ostringstream os;
+        os.precision(17);
+        os << "output '" << out.name() << "' element " << i << ": " << b.toDouble() << ", expected "
+           << a.toDouble() << (tol ? " (tolerance " : " (exact") << (tol ? std::to_string(tol) : "")
+           << ")";
+        return os.str();
+      }
+    }
+  }
+  return {};
+}
+
+/// Runs `programs` (one module) through every route; reports findings. `single`: the batch is
+/// one program (a failing route compilation is then that program's finding).
+void runBatch(const std::vector<Program> &programs, Stats &stats) {
+  std::string textS, textR;
+  for (const Program &p : programs) {
+    textS += p.fullText();
+    textR += p.text;
+  }
+  std::ostringstream errS, errR;
+  std::optional<ir::Module> S = fuzz::compileText("batch.tdsl", textS, false, errS);
+  std::optional<ir::Module> R = fuzz::compileText("batch.tdsl", textR, true, errR);
+  if (!S || !R) {
+    if (programs.size() > 1) {
+      for (const Program &p : programs)
+        runBatch({p}, stats);
+      return;
+    }
+    ++stats.rejected;
+    writeRepro(S ? "rejected" : "script-refused", programs[0],
+               "the program or its schedule is refused:\n" + errS.str() + errR.str());
+    return;
+  }
+  // The compiled routes.
+  cpp::CppOptions copts;
+  copts.format = false;
+  std::vector<ir::Func> sources, lowered;
+  std::map<std::string, Route> routes;
+  std::string routeError, routeName;
+  bool compiled = gOpts->routes.size() > (gOpts->routes.count("interp") ? 1u : 0u);
+  if (compiled) {
+    sources = cpp::emittedFunctions(*S, copts);
+    lowered = cpp::lowerModule(*S, copts);
+  }
+  llvmgen::TargetOptions target;
+  for (std::string name : {"jit", "obj", "cpp"}) {
+    if (!gOpts->routes.count(name) || !routeError.empty())
+      continue;
+    Route r;
+    r.name = name;
+    std::string error;
+    r.jit = llvmgen::Jit::create(target, error);
+    bool ok = r.jit != nullptr;
+    if (ok && std::string(name) == "jit") {
+      ok = r.jit->addFunctions("batch", sources, lowered, error, llvmgen::moduleExterns(*S));
+    } else if (ok && std::string(name) == "obj") {
+      std::string object;
+      ok = llvmgen::compileFunctions("batch", sources, lowered, target, llvmgen::OutputKind::Object,
+                                     object, error, llvmgen::moduleExterns(*S)) &&
+           r.jit->addObject(object, "batch.o", sources, lowered, error);
+    } else if (ok) {
+      std::string object, errors;
+      cpp::CompileOptions cc;
+      ok = cpp::compileCpp(cpp::emitCpp(*S, copts), "batch.cpp", cc, object, errors);
+      if (!ok)
+        error = "the emitted C++ does not compile:\n" + errors;
+      else
+        ok = r.jit->addObject(object, "batch.o", sources, lowered, error);
+    }
+    if (!ok) {
+      routeError = error;
+      routeName = name;
+      break;
+    }
+    routes[name] = std::move(r);
+  }
+  if (!routeError.empty()) {
+    if (programs.size() > 1) {
+      for (const Program &p : programs)
+        runBatch({p}, stats);
+      return;
+    }
+    ++stats.routeErrors;
+    writeRepro("route-error", programs[0], "route " + routeName + ": " + routeError);
+    return;
+  }
+  std::vector<std::string> cNames =
+      compiled ? abi::cFunctionNames(sources) : std::vector<std::string>{};
+  interp::Interpreter inR(*R), inS(*S);
+  for (const Program &p : programs) {
+    ++stats.programs;
+    ir::Func fR = R->lookup(p.name), fS = S->lookup(p.name);
+    std::string error;
+    interp::ArgMap inputs = fuzz::randomInputs(inR, fR, p.shapes, p.inputSeed, error);
+    if (!error.empty()) {
+      ++stats.rejected;
+      writeRepro("rejected", p, "cannot make inputs: " + error);
+      continue;
+    }
+    interp::ArgMap ref = inputs;
+    if (!inR.run(fR, ref, {}, error)) {
+      ++stats.rejected;
+      writeRepro("rejected", p, "the unscheduled function fails in the interpreter: " + error);
+      continue;
+    }
+    std::string found;
+    if (gOpts->routes.count("interp")) {
+      interp::ArgMap got = inputs;
+      if (!inS.run(fS, got, {}, error))
+        found += "interp (scheduled): fails: " + error + "\n";
+      else if (std::string d = compareWithTolerance(ref, got, fR, p); !d.empty())
+        found += "interp (scheduled): " + d + "\n";
+    }
+    size_t index = 0;
+    for (; index < sources.size(); ++index)
+      if (sources[index].name() == p.name)
+        break;
+    for (auto &[name, r] : routes) {
+      if (index == sources.size()) {
+        found += name + ": the function is not emitted\n";
+        continue;
+      }
+      interp::ArgMap got = inputs;
+      if (!callCompiled(*r.jit, cNames[index], sources[index], lowered[index], p.shapes, got,
+                        error))
+        found += name + ": fails: " + error + "\n";
+      else if (std::string d = compareWithTolerance(ref, got, fR, p); !d.empty())
+        found += name + ": " + d + "\n";
+    }
+    if (!found.empty()) {
+      ++stats.mismatches;
+      writeRepro("mismatch", p, found);
+    }
+  }
+}
+
+/// Reads a reproducer: its text, inputs seed, shapes and tolerances.
+std::optional<Program> readRepro(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    return std::nullopt;
+  Program p;
+  std::string line, text;
+  while (std::getline(in, line)) {
+    auto values = [&](const std::string &prefix, auto onPair) {
+      std::istringstream is(line.substr(prefix.size()));
+      for (std::string kv; is >> kv;) {
+        size_t eq = kv.find('=');
+        if (eq != std::string::npos)
+          onPair(kv.substr(0, eq), kv.substr(eq + 1));
+      }
+    };
+    if (line.rfind("// progfuzz-inputs:", 0) == 0) {
+      values("// progfuzz-inputs:", [&](const std::string &k, const std::string &v) {
+        if (k == "seed")
+          p.inputSeed = std::stoull(v);
+        else
+          p.shapes[k] = std::stoll(v);
+      });
+    } else if (line.rfind("// progfuzz-tolerance:", 0) == 0) {
+      values("// progfuzz-tolerance:",
+             [&](const std::string &k, const std::string &v) { p.tolerance[k] = std::stod(v); });
+    } else if (line.rfind("//", 0) != 0) {
+      text += line + "\n";
+    }
+  }
+  size_t f = text.find("func ");
+  if (f == std::string::npos)
+    return std::nullopt;
+  size_t open = text.find('(', f);
+  p.name = text.substr(f + 5, open - f - 5);
+  size_t sched = text.find("\nschedule ");
+  p.text = sched == std::string::npos ? text : text.substr(0, sched + 1);
+  if (sched != std::string::npos) {
+    size_t body = text.find('{', sched);
+    size_t end = text.rfind('}');
+    p.schedule = text.substr(body + 2, end - body - 2);
+  }
+  return p;
+}
+
+int usage(const std::string &message) {
+  std::cerr << "tdsl-progfuzz: error: " << message << "\n";
+  return 2;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opts;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "tdsl-progfuzz: error: " << a << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    try {
+      if (a == "--seed")
+        opts.seed = std::stoull(next());
+      else if (a == "--count")
+        opts.count = std::stoull(next());
+      else if (a == "--jobs")
+        opts.jobs = unsigned(std::max(1, std::stoi(next())));
+      else if (a == "--batch")
+        opts.batch = unsigned(std::max(1, std::stoi(next())));
+      else if (a == "--max-steps")
+        opts.maxSteps = std::max(0, std::stoi(next()));
+      else if (a == "--seconds")
+        opts.seconds = std::stod(next());
+      else if (a == "--repro-dir")
+        opts.reproDir = next();
+      else if (a == "--replay")
+        opts.replay = next();
+      else if (a == "--print")
+        opts.print = std::stoull(next());
+      else if (a == "--routes") {
+        opts.routes.clear();
+        std::istringstream is(next());
+        for (std::string r; std::getline(is, r, ',');) {
+          if (r != "interp" && r != "jit" && r != "obj" && r != "cpp")
+            return usage("unknown route '" + r + "'; expected interp, jit, obj or cpp");
+          opts.routes.insert(r);
+        }
+      } else
+        return usage("unknown argument '" + a + "'");
+    } catch (const std::exception &) {
+      return usage("invalid value for " + a);
+    }
+  }
+  gOpts = &opts;
+  // Parallel loops run on LLVM's OpenMP runtime: 2 threads, which sleep when idle.
+  setenv("OMP_NUM_THREADS", "2", 0);
+  setenv("KMP_BLOCKTIME", "0", 0);
+
+  if (!opts.replay.empty()) {
+    std::optional<Program> p = readRepro(opts.replay);
+    if (!p)
+      return usage("cannot read a program from '" + opts.replay + "'");
+    opts.reproDir = fs::temp_directory_path() / "tdsl-progfuzz-replay";
+    Stats stats;
+    runBatch({*p}, stats);
+    std::cout << "progfuzz: replay of " << opts.replay << ": "
+              << (stats.findings() ? "FAILS" : "passes") << "\n";
+    return stats.findings() ? 1 : 0;
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  for (uint64_t i = 0; i < opts.print && i < opts.count; ++i) {
+    Stats ignored;
+    if (std::optional<Program> p = makeProgram(i, ignored))
+      std::cout << p->fullText() << "\n";
+  }
+
+  // Work items: ranges of program indices; a crashed batch comes back one program at a time.
+  struct Item {
+    std::vector<uint64_t> indices;
+  };
+  std::vector<Item> queue;
+  uint64_t nextIndex = 0;
+  auto nextItem = [&](Item &item) {
+    if (!queue.empty()) {
+      item = queue.back();
+      queue.pop_back();
+      return true;
+    }
+    if (nextIndex >= opts.count || elapsed() > opts.seconds)
+      return false;
+    item.indices.clear();
+    for (unsigned k = 0; k < opts.batch && nextIndex < opts.count; ++k)
+      item.indices.push_back(nextIndex++);
+    return true;
+  };
+  struct Worker {
+    pid_t pid;
+    int fd;
+    Item item;
+  };
+  std::vector<Worker> running;
+  Stats total;
+  uint64_t batches = 0;
+  double lastReport = 0;
+  for (;;) {
+    Item item;
+    while (running.size() < opts.jobs && nextItem(item)) {
+      int fds[2];
+      if (pipe(fds) != 0) {
+        perror("pipe");
+        return 2;
+      }
+      std::cout.flush();
+      pid_t pid = fork();
+      if (pid == 0) {
+        close(fds[0]);
+        alarm(unsigned(120 + 60 * item.indices.size()));
+        Stats st;
+        std::vector<Program> programs;
+        for (uint64_t idx : item.indices)
+          if (std::optional<Program> p = makeProgram(idx, st))
+            programs.push_back(*p);
+        if (!programs.empty())
+          runBatch(programs, st);
+        std::cout.flush();
+        if (write(fds[1], &st, sizeof st) != ssize_t(sizeof st))
+          _exit(3);
+        _exit(0);
+      }
+      close(fds[1]);
+      running.push_back({pid, fds[0], item});
+    }
+    if (running.empty())
+      break;
+    int status = 0;
+    pid_t done = wait(&status);
+    auto it = std::find_if(running.begin(), running.end(),
+                           [&](const Worker &w) { return w.pid == done; });
+    if (it == running.end())
+      continue;
+    Stats st;
+    bool got = read(it->fd, &st, sizeof st) == ssize_t(sizeof st);
+    close(it->fd);
+    Item finished = it->item;
+    running.erase(it);
+    ++batches;
+    if (got && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+      total.add(st);
+    } else if (finished.indices.size() > 1) {
+      for (uint64_t idx : finished.indices)
+        queue.push_back({{idx}});
+    } else {
+      bool timeout = WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM;
+      Stats ignored;
+      std::optional<Program> p = makeProgram(finished.indices[0], ignored);
+      std::string what = WIFSIGNALED(status)
+                             ? std::string("killed by signal ") + strsignal(WTERMSIG(status))
+                             : "exit status " + std::to_string(WEXITSTATUS(status));
+      ++(timeout ? total.timeouts : total.crashes);
+      ++total.programs;
+      if (p)
+        writeRepro(timeout ? "timeout" : "crash", *p, what);
+    }
+    if (elapsed() - lastReport > 60) {
+      lastReport = elapsed();
+      std::cout << "progfuzz: ... " << total.programs << " programs, " << total.findings()
+                << " findings, " << int(elapsed()) << " s\n"
+                << std::flush;
+    }
+  }
+  double took = elapsed();
+  std::cout << "progfuzz: " << total.programs << " programs, " << total.applied
+            << " schedule primitives applied (" << total.refused << " refused), "
+            << total.mismatches << " mismatches, " << total.crashes << " crashes, "
+            << total.timeouts << " timeouts, " << total.rejected << " rejected, "
+            << total.routeErrors << " route errors (seed " << opts.seed << ", " << int(took)
+            << " s, " << (took > 0 ? double(total.programs) / took : 0) << " programs/s)\n";
+  return total.findings() ? 1 : 0;
+}
