@@ -51,6 +51,7 @@
 #include <set>
 #include <sstream>
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1353,17 +1354,31 @@ int main(int argc, char **argv) {
     }
     if (elapsed() - lastReport > 60) {
       lastReport = elapsed();
+      rusage u{};
+      getrusage(RUSAGE_CHILDREN, &u);
       std::cout << "progfuzz: ... " << total.programs << " programs, " << total.findings()
-                << " findings, " << int(elapsed()) << " s\n"
+                << " findings, " << int(elapsed()) << " s, "
+                << u.ru_utime.tv_sec + u.ru_stime.tv_sec << " CPU s\n"
                 << std::flush;
     }
   }
   double took = elapsed();
+  // CPU time of this process and its workers: the machine may be shared, wall time is not
+  // the generator's cost.
+  double cpu = 0;
+  for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+    rusage u{};
+    getrusage(who, &u);
+    cpu += double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+  }
   std::cout << "progfuzz: " << total.programs << " programs, " << total.applied
             << " schedule primitives applied (" << total.refused << " refused), "
             << total.mismatches << " mismatches, " << total.crashes << " crashes, "
             << total.timeouts << " timeouts, " << total.rejected << " rejected, "
             << total.routeErrors << " route errors (seed " << opts.seed << ", " << int(took)
-            << " s, " << (took > 0 ? double(total.programs) / took : 0) << " programs/s)\n";
+            << " s, " << (took > 0 ? double(total.programs) / took : 0) << " programs/s; "
+            << int(cpu) << " CPU s, " << (cpu > 0 ? double(total.programs) / cpu : 0)
+            << " programs per CPU s)\n";
   return total.findings() ? 1 : 0;
 }
