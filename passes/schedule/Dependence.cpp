@@ -428,6 +428,39 @@ bool separatedBy(const LoopAccess &a, const LoopAccess &b, const Var &var,
   return Separation(m).run(std::move(dims));
 }
 
+bool valuesDetermine(const std::vector<Expr> &values, const Var &var,
+                     const std::map<const VarNode *, LoopRange> &varying) {
+  std::vector<std::pair<Expr, Expr>> dims;
+  for (const Expr &e : values)
+    dims.emplace_back(e, e);
+  Moving m{var, varying, varying};
+  return Separation(m).run(std::move(dims));
+}
+
+void requireAffineReduceBindings(const ScheduleState &s, const Block *block,
+                                 const std::string &primitive) {
+  std::map<const VarNode *, LoopRange> loops;
+  std::vector<const For *> above = s.loopsAbove(block);
+  for (const For *f : above)
+    loops[f->loopVar.get()] = LoopRange{asConstInt(f->min), asConstInt(f->extent)};
+  std::vector<Expr> values;
+  for (const IterVar &iv : block->iterVars)
+    if (iv.binding.defined())
+      values.push_back(iv.binding);
+  for (const IterVar &iv : block->iterVars) {
+    if (iv.kind != IterKind::Reduce || !iv.binding.defined())
+      continue;
+    for (const For *f : above)
+      if (uses(iv.binding, f->loopVar) && !valuesDetermine(values, f->loopVar, loops))
+        throw ScheduleError(primitive +
+                                " needs quasi-affine, one-to-one bindings, but reduce axis '" +
+                                iv.var.name() + "' of block '" + block->name + "' is bound to " +
+                                toString(iv.binding) + ", from which loop '" + f->loopVar.name() +
+                                "' cannot be told",
+                            block->loc, "block '" + block->name + "' is here");
+  }
+}
+
 void requireIndependentIterations(const For *loop, const Var &var,
                                   const std::map<const VarNode *, LoopRange> &varying,
                                   bool allowSameIndexUpdates) {

@@ -49,6 +49,19 @@ bool separatedBy(const LoopAccess &a, const LoopAccess &b, const ir::Var &var,
                  const std::map<const ir::VarNode *, LoopRange> &varying,
                  const std::map<const ir::VarNode *, LoopRange> &ranges);
 
+/// Whether the values of `values` (expressions in loop variables) determine `var`: equal values
+/// in two points of the loops of `varying` (and `var`) imply equal `var`. With every loop a
+/// block's bindings use in `varying`, this for each of them says that the bindings are
+/// quasi-affine and one-to-one (`k_0 * 4 + k_1`, `f / 6`, `f % 6`; not `k * k / 2`).
+bool valuesDetermine(const std::vector<ir::Expr> &values, const ir::Var &var,
+                     const std::map<const ir::VarNode *, LoopRange> &varying);
+
+/// Refuses `block` (for `primitive`) unless its bindings are quasi-affine and one-to-one in
+/// every loop that a reduce binding uses: the reduction then has one first step per spatial
+/// point (where its init runs), and its steps can be regrouped.
+void requireAffineReduceBindings(const ScheduleState &s, const ir::Block *block,
+                                 const std::string &primitive);
+
 /// Throws a ScheduleError naming the two blocks unless, for every buffer written under `loop`,
 /// each pair of its accesses there is separated by `var` (the loops of `varying` moving with
 /// it). With `allowSameIndexUpdates`, a block reading the element it writes (a reduction's
