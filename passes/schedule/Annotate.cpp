@@ -5,6 +5,7 @@
 
 #include "passes/schedule/Primitives.h"
 
+#include "passes/lower/UnrollLoops.h"
 #include "passes/schedule/Dependence.h"
 
 #include "ir/IRPrinter.h"
@@ -20,15 +21,48 @@ using namespace ir;
 
 namespace {
 
-/// Refuses a loop bound to a reduce axis of a block under it.
+/// Refuses a loop bound to a reduce axis of a block under it (seen through the bindings of the
+/// blocks around a nested block).
 void checkSpatialOnly(const For *loop, const char *primitive) {
-  for (const Block *b : blocksIn(loop->body))
-    for (const IterVar &iv : b->iterVars)
-      if (iv.kind == IterKind::Reduce && iv.binding.defined() && uses(iv.binding, loop->loopVar))
-        throw ScheduleError(std::string(primitive) + " needs a spatial loop, but loop '" +
-                                loop->loopVar.name() + "' is bound to reduce axis '" +
-                                iv.var.name() + "' of block '" + b->name + "'",
-                            b->loc, "block '" + b->name + "' is here");
+  struct V : IRVisitor {
+    const For *loop;
+    const char *primitive;
+    std::vector<std::pair<Var, Expr>> bind;
+    void visit(const Block *op) override {
+      size_t saved = bind.size();
+      std::vector<std::pair<Var, Expr>> own;
+      for (const IterVar &iv : op->iterVars) {
+        if (!iv.binding.defined())
+          continue;
+        Expr value = substitute(iv.binding, bind);
+        own.emplace_back(iv.var, value);
+        if (iv.kind == IterKind::Reduce && uses(value, loop->loopVar))
+          throw ScheduleError(std::string(primitive) + " needs a spatial loop, but loop '" +
+                                  loop->loopVar.name() + "' is bound to reduce axis '" +
+                                  iv.var.name() + "' of block '" + op->name + "'",
+                              op->loc, "block '" + op->name + "' is here");
+      }
+      bind.insert(bind.end(), own.begin(), own.end());
+      IRVisitor::visit(op);
+      bind.resize(saved);
+    }
+  } v;
+  v.loop = loop;
+  v.primitive = primitive;
+  v.visitStmt(loop->body);
+}
+
+/// TVM's rule for parallel and vectorize (CheckLoopParallelizableInBlock and the compact
+/// dataflow of the subtree): the loop binds spatial axes only, and its iterations touch
+/// disjoint elements of every buffer written under it: each block's writes tell the iterations
+/// apart (its bindings are quasi-affine and one-to-one in the loop: `f / 6`, `f % 6`), and a
+/// block reading what another block under the loop writes reads it in the same iteration
+/// (producer and consumer in one iteration, as compute_at makes).
+void checkParallelizable(const For *loop, const char *primitive) {
+  checkSpatialOnly(loop, primitive);
+  // A write also meets itself in another iteration.
+  requireIndependentIterations(loop, loop->loopVar, innerLoops(loop),
+                               /*allowSameIndexUpdates=*/false);
 }
 
 const For *constantExtentLoop(ScheduleState &s, const Var &v, const char *primitive) {
@@ -44,24 +78,37 @@ const For *constantExtentLoop(ScheduleState &s, const Var &v, const char *primit
 
 void parallel(ScheduleState &s, const Var &v) {
   const For *loop = s.loop(v);
-  checkSpatialOnly(loop, "parallel");
-  // A write also meets itself in another iteration.
-  requireIndependentIterations(loop, v, innerLoops(loop), /*allowSameIndexUpdates=*/false);
+  checkParallelizable(loop, "parallel");
   s.replace(loop, For::make(loop->loopVar, loop->min, loop->extent, ForKind::Parallel, loop->body,
                             {}, loop->loc));
 }
 
 void vectorize(ScheduleState &s, const Var &v) {
   const For *loop = constantExtentLoop(s, v, "vectorize");
-  checkSpatialOnly(loop, "vectorize");
+  checkParallelizable(loop, "vectorize");
   s.replace(loop, For::make(loop->loopVar, loop->min, loop->extent, ForKind::Vectorized, loop->body,
                             {}, loop->loc));
 }
 
 void unroll(ScheduleState &s, const Var &v) {
   const For *loop = constantExtentLoop(s, v, "unroll");
-  s.replace(loop, For::make(loop->loopVar, loop->min, loop->extent, ForKind::Unrolled, loop->body,
-                            {}, loop->loc));
+  Stmt unrolled = For::make(loop->loopVar, loop->min, loop->extent, ForKind::Unrolled, loop->body,
+                            {}, loop->loc);
+  // The copies count where the loop sits: unrolled loops around it multiply them.
+  int64_t copies = lower::unrolledSize(unrolled);
+  for (const For *a : s.loopsAbove(loop))
+    if (a->forKind == ForKind::Unrolled)
+      if (auto e = asConstInt(a->extent);
+          e && __builtin_mul_overflow(copies, std::max<int64_t>(*e, 0), &copies))
+        copies = INT64_MAX;
+  if (copies > lower::kMaxUnrolledStatements)
+    throw ScheduleError(
+        "unrolling loop '" + v.name() + "' would make " +
+            (copies == INT64_MAX ? std::string("more than 2^63") : std::to_string(copies)) +
+            " statements, above the limit of " + std::to_string(lower::kMaxUnrolledStatements) +
+            " (unroll an inner loop, or split this one first)",
+        v->loc, "loop declared here");
+  s.replace(loop, unrolled);
 }
 
 void bind(ScheduleState &s, const Var &v, const std::string &tag) {

@@ -123,14 +123,12 @@ void computeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
     auto it = needed.find(a.buffer);
     if (!a.write || it == needed.end())
       continue;
-    for (size_t d = 0; d < a.indices.size() && d < it->second.size(); ++d) {
-      std::optional<std::pair<size_t, Expr>> axis = axisPlusOffset(block, a.indices[d]);
-      const Interval &need = it->second[d];
-      if (!axis || !need.bounded() || block->iterVars[axis->first].kind != IterKind::Spatial)
+    std::vector<std::optional<Interval>> domains = axisDomains(block, a.indices, it->second);
+    for (size_t k = 0; k < domains.size(); ++k) {
+      if (!domains[k] || block->iterVars[k].kind != IterKind::Spatial)
         continue;
-      Interval v{canonical(need.min - axis->second), canonical(need.max - axis->second)};
-      std::optional<Interval> &slot = demand[axis->first];
-      slot = slot ? hull(*slot, v) : v;
+      std::optional<Interval> &slot = demand[k];
+      slot = slot ? hull(*slot, *domains[k]) : *domains[k];
     }
   }
   std::vector<Interval> domains;

@@ -8,6 +8,7 @@
 #include "ir/IRVisitor.h"
 #include "passes/Simplify.h"
 #include "passes/schedule/BufferUtils.h"
+#include "passes/schedule/Dependence.h"
 
 #include <algorithm>
 
@@ -18,8 +19,9 @@ using namespace ir;
 /// decompose_reduction(Y, k) (TVM's decompose_reduction): Y loses its init; a block Y_init
 /// with Y's spatial axes runs the init, just before loop k, inside the loops above k. The loops
 /// from k down to Y that the spatial axes use are copied above Y_init (`<loop>_init`, same range
-/// and kind); the other loops at or below k are dropped, and so are the conjuncts of Y's `where`
-/// that use them.
+/// and kind); the other loops at or below k are dropped. Y_init runs where Y's first reduction
+/// step would (spec §5): Y's `where` with the dropped loops at their start, and each dropped
+/// loop's extent positive (a reduction of extent 0 has no first step and no init).
 ///
 ///   for i in 0..128 { for j_0 in 0..32 { for k in 0..128 { for j_1 in 0..4 {
 ///     block Y(vi: spatial 128 = i, vj: spatial 128 = j_0 * 4 + j_1, vk: reduce 128 = k) {
@@ -37,7 +39,9 @@ using namespace ir;
 /// Refused when Y has no init, when k does not enclose Y, when a loop above k is bound to a
 /// reduce axis of Y (the init would then run in the middle of the reduction), and when a loop
 /// from k down is bound to no axis of Y (as compute_at makes when it recomputes a reduction:
-/// every iteration of that loop needs the init again).
+/// every iteration of that loop needs the init again), when the bindings are not quasi-affine
+/// and one-to-one in the reduce loops (`k * k / 2`), and when a reduce axis is not 0 at the
+/// start of the dropped loops.
 std::string decomposeReduction(ScheduleState &s, const std::string &blockName, const Var &loopVar) {
   requireNoNestedBlocks(s, "decompose_reduction");
   // Step 1: check.
@@ -84,6 +88,8 @@ std::string decomposeReduction(ScheduleState &s, const std::string &blockName, c
           (*it)->loopVar->loc, "loop declared here");
   }
 
+  requireAffineReduceBindings(s, block, "decompose_reduction");
+
   // Step 2: the init block — the spatial axes, copied, with the same bindings.
   std::vector<IterVar> iters;
   std::vector<std::pair<Var, Expr>> axisMap;
@@ -110,14 +116,41 @@ std::string decomposeReduction(ScheduleState &s, const std::string &blockName, c
     else
       dropped.push_back((*it)->loopVar);
   }
-  std::vector<Expr> parts = conjuncts(block->predicate);
+  // The init runs where the block's first reduction step would (spec §5: every reduce axis 0):
+  // with one-to-one reduce bindings, at the start of the dropped loops, if they run at all
+  // (a reduction of extent 0 has no first step, so no init) and the `where` holds there.
+  std::vector<std::pair<Var, Expr>> atStart;
+  for (auto it = loops.end(); it != at;) {
+    --it;
+    if (std::find(dropped.begin(), dropped.end(), (*it)->loopVar) == dropped.end())
+      continue;
+    atStart.emplace_back((*it)->loopVar, (*it)->min);
+  }
+  auto startOf = [&](const Expr &e) {
+    Expr r = e;
+    for (size_t k = 0; k <= atStart.size(); ++k)
+      r = substitute(r, atStart); // a loop's min may name an outer dropped loop
+    return simplify(r);
+  };
+  for (const IterVar &iv : block->iterVars)
+    if (iv.kind == IterKind::Reduce && iv.binding.defined() && !isConstInt(startOf(iv.binding), 0))
+      throw ScheduleError("reduce axis '" + iv.var.name() + "' of block '" + blockName +
+                              "' is not 0 where the loops from '" + loopVar.name() +
+                              "' start, so the init block could not run where the first "
+                              "reduction step does",
+                          block->loc, "block '" + blockName + "' is here");
   Expr predicate = boolImm(true);
-  for (const Expr &c : parts) {
-    bool keep = true;
-    for (const Var &v : dropped)
-      keep &= !uses(c, v);
-    if (keep)
-      predicate = simplify(logicalAnd(predicate, c));
+  for (const Expr &c : conjuncts(block->predicate)) {
+    Expr kept = startOf(c);
+    if (!isConstInt(kept, 1))
+      predicate = simplify(logicalAnd(predicate, kept));
+  }
+  for (auto it = at; it != loops.end(); ++it) {
+    if (std::find(dropped.begin(), dropped.end(), (*it)->loopVar) == dropped.end())
+      continue;
+    Expr runs = simplify(gt(startOf((*it)->extent), intImm(0)));
+    if (!isConstInt(runs, 1))
+      predicate = simplify(logicalAnd(predicate, runs));
   }
   std::vector<std::pair<Var, Expr>> loopMap;
   std::vector<Var> newVars;

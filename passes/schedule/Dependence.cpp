@@ -7,6 +7,7 @@
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "passes/Simplify.h"
+#include "passes/schedule/Regions.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -18,7 +19,8 @@ using namespace ir;
 
 std::vector<LoopAccess> accessesUnder(const For *loop) {
   // Indices are rewritten into loop variables: a block's own bindings, then those of the blocks
-  // around it under `loop` (a nested block's body may name an outer block's axes).
+  // around it under `loop` (a nested block's body may name an outer block's axes), and the
+  // values of `let` names.
   struct V : IRVisitor {
     std::vector<LoopAccess> out;
     const Block *current = nullptr;
@@ -39,6 +41,12 @@ std::vector<LoopAccess> accessesUnder(const For *loop) {
         out.push_back({current, op->buffer, sub(op->indices), true});
       IRVisitor::visit(op);
     }
+    void visit(const LetStmt *op) override {
+      visitExpr(op->value);
+      bind.emplace_back(op->var, substitute(op->value, bind));
+      visitStmt(op->body);
+      bind.pop_back();
+    }
     void visit(const Block *op) override {
       const Block *savedBlock = current;
       size_t savedSize = bind.size();
@@ -57,15 +65,22 @@ std::vector<LoopAccess> accessesUnder(const For *loop) {
   return std::move(v.out);
 }
 
-/// The loops inside `loop` with their constant extents (-1 when not constant).
-std::map<const VarNode *, int64_t> innerLoops(const For *loop) {
-  std::map<const VarNode *, int64_t> out;
+std::map<const VarNode *, LoopRange> innerLoops(const For *loop) {
+  std::map<const VarNode *, LoopRange> out;
   struct V : IRVisitor {
-    std::map<const VarNode *, int64_t> &out;
-    explicit V(std::map<const VarNode *, int64_t> &o) : out(o) {}
+    std::map<const VarNode *, LoopRange> &out;
+    explicit V(std::map<const VarNode *, LoopRange> &o) : out(o) {}
     void visit(const For *op) override {
-      auto e = asConstInt(op->extent);
-      out[op->loopVar.get()] = e ? *e : -1;
+      out[op->loopVar.get()] = LoopRange{asConstInt(op->min), asConstInt(op->extent)};
+      IRVisitor::visit(op);
+    }
+    void visit(const LetStmt *op) override {
+      out[op->var.get()] = LoopRange{};
+      IRVisitor::visit(op);
+    }
+    void visit(const Block *op) override {
+      for (const IterVar &iv : op->iterVars)
+        out[iv.var.get()] = LoopRange{};
       IRVisitor::visit(op);
     }
   } v(out);
@@ -75,77 +90,166 @@ std::map<const VarNode *, int64_t> innerLoops(const For *loop) {
 
 namespace {
 
-/// The part of an affine index that stays put while the loops of `varying` and `var` move:
-/// its terms over other variables (sorted by identity) and its constant.
-std::pair<std::vector<std::pair<const VarNode *, int64_t>>, int64_t>
-fixedPart(const Affine &f, const Var &var, const std::map<const VarNode *, int64_t> &varying) {
-  std::vector<std::pair<const VarNode *, int64_t>> terms;
-  for (const auto &[v, c] : f.terms)
-    if (!(v == var) && !varying.count(v.get()) && c != 0)
-      terms.emplace_back(v.get(), c);
-  std::sort(terms.begin(), terms.end());
-  return {terms, f.constant};
+using Span = std::optional<std::pair<int64_t, int64_t>>;
+
+int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-/// The range [lo, hi] of the varying terms of `f`; false when a varying extent is unknown.
-bool varyingRange(const Affine &f, const Var &var,
-                  const std::map<const VarNode *, int64_t> &varying, int64_t &lo, int64_t &hi) {
-  lo = hi = 0;
-  for (const auto &[v, c] : f.terms) {
-    if (v == var)
-      continue;
-    auto it = varying.find(v.get());
-    if (it == varying.end())
-      continue;
-    if (it->second < 1)
-      return false;
-    int64_t span = c * (it->second - 1);
-    lo += std::min<int64_t>(0, span);
-    hi += std::max<int64_t>(0, span);
+/// The two iterations compared: `var` and the variables of `varying` take independent values in
+/// each (within `ranges`); every other variable is the same in both.
+struct Moving {
+  const Var &var;
+  const std::map<const VarNode *, LoopRange> &varying;
+  const std::map<const VarNode *, LoopRange> &ranges;
+
+  bool has(const VarNode *v) const { return v == var.get() || varying.count(v); }
+  bool moves(const Expr &e) const {
+    struct U : IRVisitor {
+      const Moving &m;
+      bool found = false;
+      explicit U(const Moving &x) : m(x) {}
+      void visit(const VarRef *op) override { found |= m.has(op->var.get()); }
+    } u(*this);
+    u.visitExpr(e);
+    return u.found;
   }
+  /// The values `e` takes over the moving variables' ranges; nothing when a variable it uses
+  /// has no known range or the arithmetic overflows.
+  Span range(const Expr &e) const {
+    if (auto c = asConstInt(e))
+      return std::pair{*c, *c};
+    if (auto *v = e.as<VarRef>()) {
+      auto it = ranges.find(v->var.get());
+      if (!has(v->var.get()) || it == ranges.end() || !it->second.min || !it->second.extent)
+        return std::nullopt;
+      int64_t lo = *it->second.min, hi;
+      if (__builtin_add_overflow(lo, std::max<int64_t>(*it->second.extent, 1) - 1, &hi))
+        return std::nullopt;
+      return std::pair{lo, hi};
+    }
+    auto add = [](Span a, Span b, bool sub) -> Span {
+      if (!a || !b)
+        return std::nullopt;
+      int64_t lo, hi;
+      bool bad = sub ? (__builtin_sub_overflow(a->first, b->second, &lo) |
+                        __builtin_sub_overflow(a->second, b->first, &hi))
+                     : (__builtin_add_overflow(a->first, b->first, &lo) |
+                        __builtin_add_overflow(a->second, b->second, &hi));
+      if (bad)
+        return std::nullopt;
+      return std::pair{lo, hi};
+    };
+    if (auto *a = e.as<Add>())
+      return add(range(a->a), range(a->b), false);
+    if (auto *sb = e.as<Sub>())
+      return add(range(sb->a), range(sb->b), true);
+    if (auto *n = e.as<Neg>())
+      return add(std::pair<int64_t, int64_t>{0, 0}, range(n->a), true);
+    if (auto *m = e.as<Mul>()) {
+      auto c = asConstInt(m->b);
+      Expr x = m->a;
+      if (!c) {
+        c = asConstInt(m->a);
+        x = m->b;
+      }
+      Span r = c ? range(x) : std::nullopt;
+      return r ? scaled(*r, *c) : std::nullopt;
+    }
+    if (auto *d = e.as<Div>()) {
+      auto c = asConstInt(d->b);
+      Span r = c && *c > 0 ? range(d->a) : std::nullopt;
+      if (!r)
+        return std::nullopt;
+      return std::pair{floorDiv(r->first, *c), floorDiv(r->second, *c)};
+    }
+    if (auto *m = e.as<Mod>()) {
+      auto c = asConstInt(m->b);
+      if (!c || *c <= 0)
+        return std::nullopt;
+      Span r = range(m->a);
+      if (r && r->first >= 0 && r->second < *c)
+        return r;
+      return std::pair<int64_t, int64_t>{0, *c - 1};
+    }
+    return std::nullopt;
+  }
+  static Span scaled(std::pair<int64_t, int64_t> r, int64_t c) {
+    int64_t a, b;
+    if (__builtin_mul_overflow(r.first, c, &a) || __builtin_mul_overflow(r.second, c, &b))
+      return std::nullopt;
+    return std::pair{std::min(a, b), std::max(a, b)};
+  }
+};
+
+/// A quasi-affine form Σ coeff·atom + constant: the atoms are the sub-expressions that are not
+/// sums, differences or products by constants (variables, `x / c`, `x % c`, loads, …).
+struct Term {
+  Expr atom;
+  int64_t coeff;
+};
+struct Form {
+  std::vector<Term> terms;
+  int64_t constant = 0;
+};
+
+bool addTerm(Form &f, const Expr &atom, int64_t k) {
+  for (Term &t : f.terms)
+    if (equalExpr(t.atom, atom))
+      return !__builtin_add_overflow(t.coeff, k, &t.coeff);
+  f.terms.push_back({atom, k});
   return true;
 }
 
-/// Whether the values of index expressions `ea` and `eb` differ in different iterations of
-/// `var`: both `c·var + fixed + rest` with the same c ≠ 0 and `fixed`, the `rest`s within one
-/// window narrower than |c|.
-bool separatedAt(const Expr &ea, const Expr &eb, const Var &var,
-                 const std::map<const VarNode *, int64_t> &varying) {
-  std::optional<Affine> fa = affine(ea), fb = affine(eb);
-  if (!fa || !fb)
-    return false;
-  int64_t c = fa->coeff(var);
-  if (c == 0 || c != fb->coeff(var))
-    return false;
-  if (fixedPart(*fa, var, varying) != fixedPart(*fb, var, varying))
-    return false;
-  int64_t loA, hiA, loB, hiB;
-  if (!varyingRange(*fa, var, varying, loA, hiA) || !varyingRange(*fb, var, varying, loB, hiB))
-    return false;
-  return std::max(hiA, hiB) - std::min(loA, loB) < std::abs(c);
+/// Adds k·e to `f`; false when a coefficient overflows.
+bool parseForm(const Expr &e, int64_t k, Form &f) {
+  if (auto c = asConstInt(e)) {
+    int64_t v;
+    return !__builtin_mul_overflow(*c, k, &v) &&
+           !__builtin_add_overflow(f.constant, v, &f.constant);
+  }
+  if (auto *a = e.as<Add>())
+    return parseForm(a->a, k, f) && parseForm(a->b, k, f);
+  if (auto *sb = e.as<Sub>()) {
+    int64_t neg;
+    return parseForm(sb->a, k, f) && !__builtin_mul_overflow(k, -1, &neg) &&
+           parseForm(sb->b, neg, f);
+  }
+  if (auto *n = e.as<Neg>()) {
+    int64_t neg;
+    return !__builtin_mul_overflow(k, -1, &neg) && parseForm(n->a, neg, f);
+  }
+  if (auto *m = e.as<Mul>()) {
+    int64_t scaled;
+    if (auto c = asConstInt(m->b))
+      return !__builtin_mul_overflow(k, *c, &scaled) && parseForm(m->a, scaled, f);
+    if (auto c = asConstInt(m->a))
+      return !__builtin_mul_overflow(k, *c, &scaled) && parseForm(m->b, scaled, f);
+  }
+  return addTerm(f, e, k);
 }
 
-/// An index read as one digit of a mixed-radix number plus a constant: `(base / lower) % extent
-/// + offset` (no extent: no `%`, the leading digit). What fuse binds: `f / 6` is {f, 6, -},
-/// `f % 6` is {f, 1, 6}, `f / K % N` is {f, K, N}; `f / 6 + 1` is {f, 6, -, 1}; any other
-/// expression e is {e, 1, -}.
-struct Digit {
-  Expr base;
-  std::string key; ///< the printed base, to compare bases
-  Expr lower, extent;
-  int64_t offset = 0;
-};
+std::optional<Form> formOf(const Expr &e) {
+  Form f;
+  if (!parseForm(e, 1, f))
+    return std::nullopt;
+  f.terms.erase(
+      std::remove_if(f.terms.begin(), f.terms.end(), [](const Term &t) { return t.coeff == 0; }),
+      f.terms.end());
+  return f;
+}
 
-/// The loops whose iterations are compared: `var` and the loops inside it.
-struct Moving {
-  const Var &var;
-  const std::map<const VarNode *, int64_t> &varying;
-  bool has(const VarNode *v) const { return v == var.get() || varying.count(v); }
+/// An atom read as one digit of a mixed-radix number: `(base / lower) % extent` (no extent: no
+/// `%`, the leading digit). What fuse binds: `f / 6` is {f, 6, -}, `f % 6` is {f, 1, 6},
+/// `f / K % N` is {f, K, N}.
+struct Digit {
+  Expr base, lower, extent;
 };
 
 /// A divisor that is the same in the iterations compared and not zero: a positive constant, or
-/// a product of positive constants and variables other than the moving loops (shape variables:
-/// a zero one leaves the fused loop empty).
+/// a product of positive constants and variables that do not move (shape variables: a zero one
+/// leaves the fused loop empty).
 bool fixedDivisor(const Expr &e, const Moving &m) {
   if (auto c = asConstInt(e))
     return *c > 0;
@@ -156,110 +260,213 @@ bool fixedDivisor(const Expr &e, const Moving &m) {
   return false;
 }
 
-Digit digitOf(const Expr &e, const Moving &mv) {
-  auto shifted = [&](const Expr &x, int64_t by) {
-    Digit d = digitOf(x, mv);
-    d.offset += by;
-    return d;
-  };
-  if (auto *a = e.as<Add>()) {
-    if (auto c = asConstInt(a->b))
-      return shifted(a->a, *c);
-    if (auto c = asConstInt(a->a))
-      return shifted(a->b, *c);
-  }
-  if (auto *sb = e.as<Sub>())
-    if (auto c = asConstInt(sb->b))
-      return shifted(sb->a, -*c);
+std::optional<Digit> digitOf(const Expr &e, const Moving &mv) {
   if (auto *d = e.as<Div>(); d && fixedDivisor(d->b, mv)) {
-    Digit in = digitOf(d->a, mv);
-    if (!in.extent.defined() && in.offset == 0) // (x / a) / c == x / (a·c)
-      return {in.base, in.key, simplify(in.lower * d->b), Expr()};
-    return {d->a, toString(d->a), d->b, Expr()};
+    std::optional<Digit> in = digitOf(d->a, mv);
+    if (in && !in->extent.defined()) // (x / a) / c == x / (a·c) for positive a, c
+      return Digit{in->base, simplify(in->lower * d->b), Expr()};
+    return Digit{d->a, d->b, Expr()};
   }
   if (auto *m = e.as<Mod>(); m && fixedDivisor(m->b, mv)) {
-    Digit in = digitOf(m->a, mv);
-    if (!in.extent.defined() && in.offset == 0)
-      return {in.base, in.key, in.lower, m->b};
-    return {m->a, toString(m->a), intImm(1), m->b};
+    std::optional<Digit> in = digitOf(m->a, mv);
+    if (in && !in->extent.defined())
+      return Digit{in->base, in->lower, m->b};
+    return Digit{m->a, intImm(1), m->b};
   }
-  return {e, toString(e), intImm(1), Expr()};
+  return std::nullopt;
 }
 
-bool sameExpr(const Expr &x, const Expr &y) {
-  if (x.defined() != y.defined())
-    return false;
-  return !x.defined() || toString(x) == toString(y);
+bool sameValue(const Expr &a, const Expr &b) {
+  return equalExpr(a, b) || equalExpr(canonical(a), canonical(b));
 }
 
-/// Index expressions equal exactly when the whole index tuples are: for each base whose
-/// digits all appear among the dimensions of `a` — lower 1, each next lower the previous
-/// lower·extent, the last without `%` — the base itself, paired with the base of `b` when `b`
-/// has the same digits (and offsets) at the same dimensions. Since base == Σ digit·lower for floor
-/// division and modulo, equal tuples have equal bases: distinct bases mean distinct elements. This
-/// is how the iterations of a fused loop (`f / 6`, `f % 6`) are seen to touch distinct elements.
-std::vector<std::pair<Expr, Expr>> recombined(const LoopAccess &a, const LoopAccess &b,
-                                              const Moving &mv) {
-  std::vector<std::pair<Expr, Expr>> out;
-  size_t n = std::min(a.indices.size(), b.indices.size());
-  std::vector<Digit> da, db;
-  for (size_t d = 0; d < n; ++d) {
-    da.push_back(digitOf(a.indices[d], mv));
-    db.push_back(digitOf(b.indices[d], mv));
-  }
-  std::set<std::string> done;
-  for (size_t start = 0; start < n; ++start) {
-    const std::string &key = da[start].key;
-    if (!done.insert(key).second)
-      continue;
-    // Follow the chain of digits of this base from lower 1 up to the leading digit.
-    std::vector<size_t> chain;
-    Expr lower = intImm(1);
-    bool complete = false;
-    while (true) {
-      size_t next = n;
-      for (size_t d = 0; d < n && next == n; ++d)
-        if (da[d].key == key && sameExpr(da[d].lower, lower) &&
-            std::find(chain.begin(), chain.end(), d) == chain.end())
-          next = d;
-      if (next == n)
-        break;
-      chain.push_back(next);
-      if (!da[next].extent.defined()) {
-        complete = true;
-        break;
-      }
-      lower = simplify(lower * da[next].extent);
+/// The derivation: atoms known to have the same value in both iterations.
+class Separation {
+public:
+  explicit Separation(const Moving &m) : m_(m) {}
+
+  /// Whether elements equal in every dimension of `dims` imply equal `var`.
+  bool run(std::vector<std::pair<Expr, Expr>> work) {
+    if (auto r = m_.ranges.find(m_.var.get());
+        r != m_.ranges.end() && r->second.extent && *r->second.extent <= 1)
+      return true; // at most one iteration
+    while (!work.empty()) {
+      auto [a, b] = work.back();
+      work.pop_back();
+      peel(a, b);
+      for (const Expr &k : known_)
+        if (auto *v = k.as<VarRef>(); v && v->var == m_.var)
+          return true;
+      for (const Expr &base : completeBases())
+        if (std::none_of(done_.begin(), done_.end(),
+                         [&](const Expr &d) { return equalExpr(d, base); })) {
+          done_.push_back(base);
+          if (auto *v = base.as<VarRef>(); v && v->var == m_.var)
+            return true;
+          work.emplace_back(base, base);
+        }
     }
-    if (!complete || chain.size() < 2)
-      continue; // one digit: the dimension itself is tested
-    bool same = true;
-    for (size_t d : chain)
-      same = same && db[d].key == db[chain.front()].key && sameExpr(db[d].lower, da[d].lower) &&
-             sameExpr(db[d].extent, da[d].extent) && db[d].offset == da[d].offset;
-    if (same)
-      out.emplace_back(da[chain.front()].base, db[chain.front()].base);
+    return false;
   }
-  return out;
-}
+
+private:
+  /// a == b as values: peels the largest moving term while both sides agree on it.
+  void peel(const Expr &ea, const Expr &eb) {
+    std::optional<Form> fa = formOf(ea), fb = formOf(eb);
+    if (!fa || !fb)
+      return;
+    // The terms that do not move must be the same on both sides; they cancel.
+    auto split = [&](Form &f, std::vector<Term> &fixed) {
+      std::vector<Term> moving;
+      for (const Term &t : f.terms)
+        (m_.moves(t.atom) ? moving : fixed).push_back(t);
+      f.terms = moving;
+    };
+    std::vector<Term> xa, xb;
+    split(*fa, xa);
+    split(*fb, xb);
+    if (xa.size() != xb.size())
+      return;
+    for (const Term &t : xa)
+      if (std::none_of(xb.begin(), xb.end(), [&](const Term &u) {
+            return u.coeff == t.coeff && equalExpr(u.atom, t.atom);
+          }))
+        return;
+    while (!fa->terms.empty() || !fb->terms.empty()) {
+      const Term *top = nullptr;
+      for (const Form *f : {&*fa, &*fb})
+        for (const Term &t : f->terms)
+          if (!top || magnitude(t.coeff) > magnitude(top->coeff))
+            top = &t;
+      Term chosen = *top;
+      auto take = [&](Form &f) {
+        for (auto it = f.terms.begin(); it != f.terms.end(); ++it)
+          if (it->coeff == chosen.coeff && equalExpr(it->atom, chosen.atom)) {
+            f.terms.erase(it);
+            return true;
+          }
+        return false;
+      };
+      if (!take(*fa) || !take(*fb))
+        return;
+      Span wa = window(*fa), wb = window(*fb);
+      if (!wa || !wb)
+        return;
+      uint64_t width = static_cast<uint64_t>(std::max(wa->second, wb->second)) -
+                       static_cast<uint64_t>(std::min(wa->first, wb->first));
+      if (width >= magnitude(chosen.coeff))
+        return;
+      known_.push_back(chosen.atom);
+    }
+  }
+
+  static uint64_t magnitude(int64_t c) {
+    return c < 0 ? uint64_t(0) - static_cast<uint64_t>(c) : static_cast<uint64_t>(c);
+  }
+
+  /// The values of Σ coeff·atom + constant over the moving ranges.
+  Span window(const Form &f) const {
+    std::pair<int64_t, int64_t> acc{f.constant, f.constant};
+    for (const Term &t : f.terms) {
+      Span r = m_.range(t.atom);
+      if (!r)
+        return std::nullopt;
+      Span s = Moving::scaled(*r, t.coeff);
+      if (!s || __builtin_add_overflow(acc.first, s->first, &acc.first) ||
+          __builtin_add_overflow(acc.second, s->second, &acc.second))
+        return std::nullopt;
+    }
+    return acc;
+  }
+
+  /// The bases whose digits are all known: lower 1, each next lower the previous lower·extent,
+  /// up to a leading digit without `%` (or one whose `%` the base's range makes a no-op).
+  std::vector<Expr> completeBases() const {
+    std::vector<Digit> digits;
+    for (const Expr &k : known_)
+      if (std::optional<Digit> d = digitOf(k, m_))
+        digits.push_back(*d);
+    std::vector<Expr> out;
+    for (const Digit &first : digits) {
+      Expr lower = intImm(1);
+      for (size_t steps = 0; steps <= digits.size(); ++steps) {
+        const Digit *next = nullptr;
+        for (const Digit &d : digits)
+          if (equalExpr(d.base, first.base) && sameValue(d.lower, lower))
+            next = &d;
+        if (!next)
+          break;
+        if (!next->extent.defined()) {
+          out.push_back(first.base);
+          break;
+        }
+        lower = simplify(lower * next->extent);
+        auto top = asConstInt(lower);
+        Span r = m_.range(first.base);
+        if (top && r && r->first >= 0 && r->second < *top) {
+          out.push_back(first.base);
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
+  const Moving &m_;
+  std::vector<Expr> known_, done_;
+};
 
 } // namespace
 
 bool separatedBy(const LoopAccess &a, const LoopAccess &b, const Var &var,
-                 const std::map<const VarNode *, int64_t> &varying) {
+                 const std::map<const VarNode *, LoopRange> &varying,
+                 const std::map<const VarNode *, LoopRange> &ranges) {
+  std::vector<std::pair<Expr, Expr>> dims;
   for (size_t d = 0; d < a.indices.size() && d < b.indices.size(); ++d)
-    if (separatedAt(a.indices[d], b.indices[d], var, varying))
-      return true;
-  for (const auto &[ea, eb] : recombined(a, b, Moving{var, varying}))
-    if (separatedAt(ea, eb, var, varying))
-      return true;
-  return false;
+    dims.emplace_back(a.indices[d], b.indices[d]);
+  Moving m{var, varying, ranges};
+  return Separation(m).run(std::move(dims));
+}
+
+bool valuesDetermine(const std::vector<Expr> &values, const Var &var,
+                     const std::map<const VarNode *, LoopRange> &varying) {
+  std::vector<std::pair<Expr, Expr>> dims;
+  for (const Expr &e : values)
+    dims.emplace_back(e, e);
+  Moving m{var, varying, varying};
+  return Separation(m).run(std::move(dims));
+}
+
+void requireAffineReduceBindings(const ScheduleState &s, const Block *block,
+                                 const std::string &primitive) {
+  std::map<const VarNode *, LoopRange> loops;
+  std::vector<const For *> above = s.loopsAbove(block);
+  for (const For *f : above)
+    loops[f->loopVar.get()] = LoopRange{asConstInt(f->min), asConstInt(f->extent)};
+  std::vector<Expr> values;
+  for (const IterVar &iv : block->iterVars)
+    if (iv.binding.defined())
+      values.push_back(iv.binding);
+  for (const IterVar &iv : block->iterVars) {
+    if (iv.kind != IterKind::Reduce || !iv.binding.defined())
+      continue;
+    for (const For *f : above)
+      if (uses(iv.binding, f->loopVar) && !valuesDetermine(values, f->loopVar, loops))
+        throw ScheduleError(primitive +
+                                " needs quasi-affine, one-to-one bindings, but reduce axis '" +
+                                iv.var.name() + "' of block '" + block->name + "' is bound to " +
+                                toString(iv.binding) + ", from which loop '" + f->loopVar.name() +
+                                "' cannot be told",
+                            block->loc, "block '" + block->name + "' is here");
+  }
 }
 
 void requireIndependentIterations(const For *loop, const Var &var,
-                                  const std::map<const VarNode *, int64_t> &varying,
+                                  const std::map<const VarNode *, LoopRange> &varying,
                                   bool allowSameIndexUpdates) {
   std::vector<LoopAccess> acc = accessesUnder(loop);
+  std::map<const VarNode *, LoopRange> ranges = innerLoops(loop);
+  ranges[loop->loopVar.get()] = LoopRange{asConstInt(loop->min), asConstInt(loop->extent)};
   // A buffer that a block under the loop allocates lives for one execution of that block, so
   // each iteration has its own: no iteration sees another's elements (a per-tile accumulator).
   std::vector<Buffer> private_;
@@ -277,9 +484,9 @@ void requireIndependentIterations(const For *loop, const Var &var,
         continue;
       if (allowSameIndexUpdates && o.block == w.block && o.indices.size() == w.indices.size() &&
           std::equal(o.indices.begin(), o.indices.end(), w.indices.begin(),
-                     [](const Expr &x, const Expr &y) { return toString(x) == toString(y); }))
+                     [](const Expr &x, const Expr &y) { return equalExpr(x, y); }))
         continue;
-      if (separatedBy(w, o, var, varying))
+      if (separatedBy(w, o, var, varying, ranges))
         continue;
       throw ScheduleError("iterations of loop '" + var.name() + "' depend on each other: block '" +
                               w.block->name + "' writes '" + w.buffer.name() + "' and block '" +

@@ -8,6 +8,7 @@
 #include "ir/IRVisitor.h"
 #include "passes/Simplify.h"
 #include "passes/schedule/BufferUtils.h"
+#include "passes/schedule/Dependence.h"
 
 #include <algorithm>
 #include <limits>
@@ -190,6 +191,7 @@ std::string rfactor(ScheduleState &s, const Var &loopVar, int64_t axis) {
             "' is not a reduction rfactor can split: it must be `init { B[...] = e0; }` "
             "and one update `B[...] = B[...] op e` with op one of +, *, min, max",
         block->loc, "block '" + name + "' is here");
+  requireAffineReduceBindings(s, block, "rfactor");
   const Buffer &buffer = red->update->buffer;
   int64_t rank = static_cast<int64_t>(buffer.rank());
   if (axis < 0)
@@ -209,6 +211,14 @@ std::string rfactor(ScheduleState &s, const Var &loopVar, int64_t axis) {
                           f->loopVar->loc, "loop declared here");
     if (!re)
       continue;
+    // The other reduce loops stay reduce loops of the partial-result block: their iterations
+    // update the same partial result, so they cannot run at once.
+    if (f != rfLoop && f->forKind != ForKind::Serial && f->forKind != ForKind::Unrolled)
+      throw ScheduleError("loop '" + f->loopVar.name() + "' is bound to reduce axis '" +
+                              re->var.name() + "' of block '" + name + "' but is not serial (" +
+                              forKindName(f->forKind) +
+                              "): its iterations update one result and cannot run at once",
+                          f->loopVar->loc, "loop declared here");
     if (blocksIn(f->body).size() != 1)
       throw ScheduleError("reduce loop '" + f->loopVar.name() + "' holds blocks other than '" +
                               name + "'",
@@ -359,8 +369,10 @@ std::string rfactor(ScheduleState &s, const Var &loopVar, int64_t axis) {
   Stmt wb = Block::make(name, wbIters, predicate, wbInit, wbUpdate, {}, {}, {}, block->loc);
   for (size_t i = kept.size(); i-- > 0;) {
     const For *f = kept[i].first;
+    // The copy of the rfactor loop runs the final reduction: serial whatever the loop was.
+    bool reduces = f == rfLoop;
     wb = For::make(kept[i].second, substitute(f->min, loopMap), substitute(f->extent, loopMap),
-                   f->forKind, wb, f->threadTag, f->loc);
+                   reduces ? ForKind::Serial : f->forKind, wb, reduces ? "" : f->threadTag, f->loc);
   }
 
   // Step 4: replace — the write-back after the nest, the partial-result block for the block.

@@ -537,6 +537,62 @@ std::optional<std::pair<size_t, Expr>> axisPlusOffset(const Block *block, const 
   return std::make_pair(*axis, rebuild(rest));
 }
 
+std::vector<std::optional<Interval>> axisDomains(const Block *block,
+                                                 const std::vector<Expr> &indices,
+                                                 const std::vector<Interval> &region) {
+  std::vector<std::optional<Interval>> out(block->iterVars.size());
+  auto merge = [&](size_t k, const Interval &v) { out[k] = out[k] ? hull(*out[k], v) : v; };
+  size_t n = std::min(indices.size(), region.size());
+  for (size_t d = 0; d < n; ++d) {
+    const Interval &r = region[d];
+    if (!r.bounded())
+      continue;
+    if (std::optional<std::pair<size_t, Expr>> a = axisPlusOffset(block, indices[d])) {
+      merge(a->first, {canonical(r.min - a->second), canonical(r.max - a->second)});
+      continue;
+    }
+    // offset - axis
+    if (std::optional<std::pair<size_t, Expr>> a =
+            axisPlusOffset(block, canonical(Neg::make(indices[d])))) {
+      merge(a->first,
+            {canonical(Neg::make(a->second) - r.max), canonical(Neg::make(a->second) - r.min)});
+      continue;
+    }
+  }
+  // The digits `v / c` and `v % c` of one axis in two dimensions.
+  auto digit = [&](const Expr &e, bool div) -> std::optional<std::pair<size_t, int64_t>> {
+    const Expr *x = nullptr, *c = nullptr;
+    if (auto *q = e.as<Div>(); q && div)
+      x = &q->a, c = &q->b;
+    if (auto *m = e.as<Mod>(); m && !div)
+      x = &m->a, c = &m->b;
+    if (!x)
+      return std::nullopt;
+    std::optional<size_t> k = plainAxis(block, *x);
+    std::optional<int64_t> v = asConstInt(*c);
+    if (!k || !v || *v <= 0)
+      return std::nullopt;
+    return std::pair{*k, *v};
+  };
+  for (size_t hi = 0; hi < n; ++hi)
+    for (size_t lo = 0; lo < n; ++lo) {
+      auto q = digit(indices[hi], true), m = digit(indices[lo], false);
+      if (!q || !m || q->first != m->first || q->second != m->second)
+        continue;
+      const Interval &rq = region[hi], &rm = region[lo];
+      if (!rq.bounded() || !rm.bounded())
+        continue;
+      Expr c = intImm(q->second);
+      std::optional<int64_t> low = constDiff(rm.min, intImm(0)),
+                             high = constDiff(rm.max, intImm(q->second - 1));
+      if (low && high && *low <= 0 && *high >= 0)
+        merge(q->first, {canonical(rq.min * c), canonical(rq.max * c + c - 1)});
+      else if (std::optional<int64_t> same = constDiff(rq.max, rq.min); same && *same == 0)
+        merge(q->first, {canonical(rq.min * c + rm.min), canonical(rq.min * c + rm.max)});
+    }
+  return out;
+}
+
 std::optional<size_t> plainAxis(const Block *block, const Expr &e) {
   auto *v = e.as<VarRef>();
   if (!v)

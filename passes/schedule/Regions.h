@@ -96,6 +96,14 @@ Domain loopsAroundAndAt(const ScheduleState &s, const ir::For *loop);
 std::optional<std::pair<size_t, ir::Expr>> axisPlusOffset(const ir::Block *block,
                                                           const ir::Expr &e);
 
+/// For an access of `block` at `indices` whose dimensions lie in `region`, the domain each iter
+/// var then covers: from an index `axis + offset` or `offset - axis` (offset free of iter vars),
+/// or from the two digits `axis / c` and `axis % c` (c a positive constant) in two dimensions.
+/// Unset where no index tells.
+std::vector<std::optional<Interval>> axisDomains(const ir::Block *block,
+                                                 const std::vector<ir::Expr> &indices,
+                                                 const std::vector<Interval> &region);
+
 /// The index of the iter var that `e` is exactly, if any.
 std::optional<size_t> plainAxis(const ir::Block *block, const ir::Expr &e);
 

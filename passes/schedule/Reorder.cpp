@@ -97,13 +97,12 @@ void reorder(ScheduleState &s, const std::vector<Var> &order) {
   // A loop that changes place must not carry a dependence: its iterations would run in
   // another order relative to the loops it passes (a consumer reading what an earlier
   // iteration produced, `Y[vj - 1]`). A reduction's own update is no dependence.
-  std::map<const VarNode *, int64_t> varying = innerLoops(top);
-  auto topExtent = asConstInt(top->extent);
-  varying[top->loopVar.get()] = topExtent ? *topExtent : -1;
+  std::map<const VarNode *, LoopRange> varying = innerLoops(top);
+  varying[top->loopVar.get()] = LoopRange{asConstInt(top->min), asConstInt(top->extent)};
   for (size_t i = 0; i < chain.size(); ++i) {
     if (result[i] == chain[i])
       continue;
-    std::map<const VarNode *, int64_t> others = varying;
+    std::map<const VarNode *, LoopRange> others = varying;
     others.erase(chain[i]->loopVar.get());
     requireIndependentIterations(top, chain[i]->loopVar, others, /*allowSameIndexUpdates=*/true);
   }

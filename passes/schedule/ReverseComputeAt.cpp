@@ -42,13 +42,17 @@ void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loop
   const std::string blockNote = "block " + b + " is here";
   checkLoopOutsideBlock(s, block, loop);
 
+  // A reduction block moves whole: init and every reduction step of its spatial points.
+  bool reduction = false;
   for (const IterVar &iv : block->iterVars)
-    if (iv.kind == IterKind::Reduce)
-      throw ScheduleError("block " + b + " has reduce axis " + quoted(iv.var.name()) +
-                              "; reverse_compute_at needs a complete block (spatial axes only)",
-                          block->loc, blockNote);
+    reduction |= iv.kind == IterKind::Reduce;
+  if (reduction && !block->init.defined())
+    throw ScheduleError("block " + b +
+                            " has reduce axes but no init, so it is not a reduction block that "
+                            "can be recomputed under a loop",
+                        block->loc, blockNote);
   std::unordered_set<Buffer> written = buffersWritten(Stmt(block)), read = buffersRead(Stmt(block));
-  if (!common(read, written).empty())
+  if (!reduction && !common(read, written).empty())
     throw ScheduleError("block " + b + " reads " + bufferNames(common(read, written)) +
                             ", which it writes, so it is not a complete block",
                         block->loc, blockNote);
@@ -138,14 +142,14 @@ void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loop
     auto it = region.find(a.buffer);
     if (a.write || it == region.end())
       continue;
-    for (size_t d = 0; d < a.indices.size() && d < it->second.size(); ++d) {
-      std::optional<std::pair<size_t, Expr>> axis = axisPlusOffset(block, a.indices[d]);
-      const Interval &have = it->second[d];
-      if (!axis || !have.bounded())
+    // A reduce axis keeps its whole domain: the block's whole reduction (init included) then
+    // runs in one iteration, so running it again elsewhere recomputes the same values.
+    std::vector<std::optional<Interval>> domains = axisDomains(block, a.indices, it->second);
+    for (size_t k = 0; k < domains.size(); ++k) {
+      if (!domains[k] || block->iterVars[k].kind != IterKind::Spatial)
         continue;
-      Interval v{canonical(have.min - axis->second), canonical(have.max - axis->second)};
-      std::optional<Interval> &slot = demand[axis->first];
-      slot = slot ? hull(*slot, v) : v;
+      std::optional<Interval> &slot = demand[k];
+      slot = slot ? hull(*slot, *domains[k]) : *domains[k];
     }
   }
   std::vector<Interval> domains;

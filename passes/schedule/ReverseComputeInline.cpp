@@ -7,6 +7,7 @@
 
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
+#include "passes/Simplify.h"
 #include "passes/schedule/Regions.h"
 
 #include <algorithm>
@@ -63,10 +64,13 @@ std::vector<BufferRegion> without(const std::vector<BufferRegion> &regions, cons
 /// Preconditions: the block has no reduce axis, its body is one store `C[…] = f(B[…], …)`, it
 /// does not read C and is C's only writer; exactly one block (the producer) writes what it
 /// reads, one buffer B, an allocation no other block reads; every load of B has the same
-/// indices, distinct axes covering every axis of the block, each of the extent of the producer
-/// axis that indexes that dimension; the producer is complete (no reduce axis, no init) and its
-/// body is one store to B indexed by distinct axes; the block's `where`, if any, bounds its
-/// axes only; no block between the producer and the block touches what the block reads or writes.
+/// indices, each a mixed-radix number of distinct axes (`vi`, or `vi * 4 + vj` with vj of
+/// extent 4: a reshape, the axes becoming digits `v / 4`, `v % 4` of the producer's axis),
+/// covering every axis of the block, reading at most the extent of the producer axis that
+/// indexes that dimension (less: the producer gets a `where`); the producer is complete (no reduce
+/// axis, no init) and its body is one store to B indexed by distinct axes; the block's `where`, if
+/// any, bounds its axes only; no block between the producer and the block touches what the block
+/// reads or writes.
 void reverseComputeInline(ScheduleState &s, const std::string &name) {
   requireNoNestedBlocks(s, "reverse_compute_inline");
   // Step 1: check.
@@ -142,17 +146,53 @@ void reverseComputeInline(ScheduleState &s, const std::string &name) {
       throw ScheduleError("block " + b + " reads " + bufName + " at more than one index",
                           block->loc, blockNote);
   }
-  std::optional<std::vector<size_t>> consumerAxes = distinctAxes(block, *loadIndices);
-  if (!consumerAxes)
-    throw ScheduleError("the indices of the read of " + bufName + " in block " + b +
-                            " are not distinct axes",
-                        block->loc, blockNote);
+  // Each index of the read is a mixed-radix number of distinct axes of the block (a plain axis,
+  // or `vi * 4 + vj` with vj of extent 4: a reshape), so the axes are the digits of the index.
+  struct Digit {
+    size_t axis;
+    int64_t coeff, extent;
+  };
+  std::vector<std::vector<Digit>> digits;
+  std::vector<bool> seen(block->iterVars.size(), false);
+  auto notDigits = [&](size_t d) {
+    return ScheduleError("the index " + toString((*loadIndices)[d]) + " of the read of " + bufName +
+                             " in block " + b +
+                             " is not a mixed-radix number of distinct axes (like `vi` or `vi * "
+                             "4 + vj` with vj of extent 4)",
+                         block->loc, blockNote);
+  };
+  for (size_t d = 0; d < loadIndices->size(); ++d) {
+    std::optional<Affine> form = affine((*loadIndices)[d]);
+    if (!form || form->constant != 0)
+      throw notDigits(d);
+    std::vector<Digit> dim;
+    for (const auto &[v, c] : form->terms) {
+      if (c == 0)
+        continue;
+      std::optional<size_t> k = plainAxis(block, VarRef::make(v));
+      if (!k || c < 0 || seen[*k])
+        throw notDigits(d);
+      seen[*k] = true;
+      std::optional<int64_t> e = asConstInt(block->iterVars[*k].extent);
+      dim.push_back({*k, c, e ? *e : -1});
+    }
+    std::sort(dim.begin(), dim.end(),
+              [](const Digit &x, const Digit &y) { return x.coeff < y.coeff; });
+    int64_t lower = 1;
+    for (size_t i = 0; i < dim.size(); ++i) {
+      if (dim[i].coeff != lower || (i + 1 < dim.size() && dim[i].extent < 1) ||
+          (i + 1 < dim.size() && __builtin_mul_overflow(lower, dim[i].extent, &lower)))
+        throw notDigits(d);
+    }
+    if (dim.empty())
+      throw notDigits(d);
+    digits.push_back(dim);
+  }
   for (size_t k = 0; k < block->iterVars.size(); ++k)
-    if (std::find(consumerAxes->begin(), consumerAxes->end(), k) == consumerAxes->end())
+    if (!seen[k])
       throw ScheduleError("axis " + quoted(block->iterVars[k].var.name()) + " of block " + b +
                               " does not index its read of " + bufName,
                           block->loc, blockNote);
-
   for (const IterVar &iv : producer->iterVars)
     if (iv.kind == IterKind::Reduce)
       throw ScheduleError("producer " + p + " is a reduction block (axis " + quoted(iv.var.name()) +
@@ -171,19 +211,35 @@ void reverseComputeInline(ScheduleState &s, const std::string &name) {
     throw ScheduleError("the indices of the store to " + bufName + " in block " + p +
                             " are not distinct axes",
                         producer->loc, producerNote);
+  // Each axis of the block is a digit of the producer axis that writes that dimension. Where
+  // the producer writes more than the block reads (it was over-computed), a `where` keeps the
+  // producer to what the block reads (TVM does the same).
   std::vector<std::pair<Var, Expr>> map;
-  for (size_t d = 0; d < consumerAxes->size(); ++d) {
-    const IterVar &c = block->iterVars[(*consumerAxes)[d]],
-                  &q = producer->iterVars[(*producerAxes)[d]];
-    std::optional<int64_t> diff = constDiff(c.extent, q.extent);
-    if (!diff || *diff != 0)
-      throw ScheduleError("axis " + quoted(c.var.name()) + " of block " + b + " has extent " +
-                              toString(c.extent) + " but axis " + quoted(q.var.name()) +
-                              " of producer " + p + ", which writes dimension " +
-                              std::to_string(d) + " of " + bufName + ", has extent " +
-                              toString(q.extent),
+  Expr predicate = producer->predicate;
+  for (size_t d = 0; d < digits.size(); ++d) {
+    const IterVar &q = producer->iterVars[(*producerAxes)[d]];
+    const Digit &top = digits[d].back();
+    const IterVar &topAxis = block->iterVars[top.axis];
+    Expr covered = simplify(intImm(top.coeff) * topAxis.extent);
+    std::optional<int64_t> diff = constDiff(covered, q.extent);
+    if (!diff || *diff > 0)
+      throw ScheduleError("block " + b + " reads " + toString(covered) + " elements of dimension " +
+                              std::to_string(d) + " of " + bufName + " but axis " +
+                              quoted(q.var.name()) + " of producer " + p + ", which writes it, " +
+                              "has extent " + toString(q.extent),
                           producer->loc, producerNote);
-    map.emplace_back(c.var, VarRef::make(q.var));
+    if (*diff < 0) { // a `where` sees loop variables: the axis's binding
+      Expr bound = lt(q.binding.defined() ? q.binding : VarRef::make(q.var), covered);
+      predicate = isConstInt(predicate, 1) ? bound : logicalAnd(predicate, bound);
+    }
+    for (const Digit &g : digits[d]) {
+      Expr value = VarRef::make(q.var);
+      if (g.coeff != 1)
+        value = Div::make(value, intImm(g.coeff));
+      if (&g != &top)
+        value = Mod::make(value, intImm(g.extent));
+      map.emplace_back(block->iterVars[g.axis].var, value);
+    }
   }
   if (!predicateInAxes(s, block, "inlining would drop it").empty())
     throw ScheduleError(
@@ -216,7 +272,7 @@ void reverseComputeInline(ScheduleState &s, const std::string &name) {
     indices.push_back(substitute(index, map));
   Stmt newStore = BufferStore::make(out, value, indices, store->loc);
   Stmt newProducer =
-      Block::make(producer->name, producer->iterVars, producer->predicate, producer->init, newStore,
+      Block::make(producer->name, producer->iterVars, predicate, producer->init, newStore,
                   without(producer->reads, buf), without(producer->writes, buf),
                   producer->allocBuffers, producer->loc);
 

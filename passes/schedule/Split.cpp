@@ -42,12 +42,25 @@ std::vector<Var> split(ScheduleState &s, const Var &loopVar,
     if (*f <= 0)
       throw ScheduleError("split factor " + std::to_string(*f) + " is not positive", declared(),
                           "loop declared here");
-    known *= *f;
+    if (__builtin_mul_overflow(known, *f, &known))
+      throw ScheduleError("the product of the split factors overflows i64", declared(),
+                          "loop declared here");
   }
   if (placeholders > 1)
     throw ScheduleError("split takes at most one inferred factor '_'", declared(),
                         "loop declared here");
   std::optional<int64_t> extent = asConstInt(loop->extent);
+  // §7: a product below the extent would drop iterations.
+  if (extent && placeholders == 0 && known < *extent)
+    throw ScheduleError("the product of the split factors, " + std::to_string(known) +
+                            ", is below the extent " + std::to_string(*extent) + " of loop '" +
+                            loopVar.name() + "'; the split would drop iterations",
+                        declared(), "loop declared here");
+  // The inferred factor is ceil(extent / known): extent + known - 1 must not overflow either.
+  int64_t ignored;
+  if (extent && placeholders == 1 && __builtin_add_overflow(*extent, known - 1, &ignored))
+    throw ScheduleError("the split factors are too large: extent + product - 1 overflows i64",
+                        declared(), "loop declared here");
   if (!extent && placeholders == 0)
     throw ScheduleError("loop '" + loopVar.name() +
                             "' has a symbolic extent; one factor must be inferred ('_')",
@@ -80,8 +93,12 @@ std::vector<Var> split(ScheduleState &s, const Var &loopVar,
   bool exact = false;
   if (extent) {
     int64_t product = 1;
+    bool overflow = false;
     for (const Expr &e : extents)
-      product *= *asConstInt(e);
+      overflow |= __builtin_mul_overflow(product, *asConstInt(e), &product);
+    if (overflow)
+      throw ScheduleError("the product of the split loops' extents overflows i64", declared(),
+                          "loop declared here");
     exact = product == *extent;
   }
   if (!exact) {

@@ -9,10 +9,14 @@
 // Each case picks a program and a function, then tries K random primitives with random
 // arguments drawn from the current IR; refused ones are skipped (they must be refused with a
 // ScheduleError, never crash). The scheduled function must also survive the round trip
-// (print, re-parse, print). Floats compare with a relative tolerance of 1e-4 (rfactor and
+// (print, re-parse, print). Parallel, vectorized and thread-bound loops must not depend on the
+// order of their iterations: the scheduled function also runs with each of them reversed and
+// must give the same outputs (the interpreter runs them in order, so a race would hide).
+// Floats compare with a relative tolerance of 1e-4 (rfactor and
 // decomposed reductions may reassociate sums); integers and bools compare exactly.
 
 #include "backends/interp/Interpreter.h"
+#include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "passes/schedule/Primitives.h"
@@ -57,6 +61,27 @@ std::vector<const For *> allLoops(const Stmt &s) {
   } v;
   v.visitStmt(s);
   return v.loops;
+}
+
+/// `f` with every parallel, vectorized or thread-bound loop running its iterations backwards
+/// (serially): `for i in lo..lo+n parallel { S(i) }` becomes `for i' in 0..n { S(lo + n-1 - i') }`.
+Func reverseParallelLoops(const Func &f) {
+  struct R : IRMutator {
+    Stmt visit(const For *op) override {
+      Stmt s = IRMutator::visit(op);
+      const auto *loop = s.as<For>();
+      if (loop->forKind != ForKind::Parallel && loop->forKind != ForKind::Vectorized &&
+          loop->forKind != ForKind::ThreadBinding)
+        return s;
+      Var r(loop->loopVar.name() + "_rev", loop->loopVar.dtype());
+      Expr value = loop->min + loop->extent - intImm(1) - VarRef::make(r);
+      Stmt body = schedule::substitute(loop->body, {{loop->loopVar, value}});
+      return For::make(r, intImm(0), loop->extent, ForKind::Serial, body, {}, loop->loc);
+    }
+  } r;
+  const auto *p = f.as<PrimFunc>();
+  return PrimFunc::make(p->name, p->constVars, p->inputs, p->outputs, p->shapeVars, p->allocBuffers,
+                        r.mutate(p->body), p->loc);
 }
 
 /// Buffers a block reads (`reads`) or writes.
@@ -403,8 +428,22 @@ int main(int argc, char **argv) {
       fail("the scheduled function fails: " + error);
       continue;
     }
-    if (std::string d = compare(a, b, original); !d.empty())
+    if (std::string d = compare(a, b, original); !d.empty()) {
       fail(d);
+      continue;
+    }
+    // The same with the parallel loops' iterations reversed.
+    Func reversed = reverseParallelLoops(state.func());
+    Module m3 = prog.module;
+    m3.replace(reversed);
+    interp::Interpreter in3(m3);
+    interp::ArgMap r = inputs;
+    if (!in3.run(reversed, r, {}, error)) {
+      fail("the scheduled function with reversed parallel loops fails: " + error);
+      continue;
+    }
+    if (std::string d = compare(a, r, original); !d.empty())
+      fail("with its parallel loops reversed, " + d);
   }
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << "schedule-fuzz: " << ran << " cases, " << applied << " primitives applied, "
