@@ -28,7 +28,7 @@ namespace {
 
 // ---------------------------------------------------------------------------------------------
 // The prelude: includes and the helpers the emitted code calls (all static inline or
-// templates, so unused ones cost nothing and raise no warning).
+// templates, so unused ones cost nothing; functions are [[maybe_unused]], for Clang's -Wall).
 // ---------------------------------------------------------------------------------------------
 
 const std::string kPrelude =
@@ -59,7 +59,7 @@ extern "C" int omp_get_num_threads(void);
 #endif
 
 )") +
-    cfamily::preludeFail() + cfamily::preludeIntegerArithmetic("") +
+    cfamily::preludeFail("[[maybe_unused]] ") + cfamily::preludeIntegerArithmetic("") +
     R"(template <typename T> static inline T tdsl_fmod_floor(T a, T b) { return a - std::floor(a / b) * b; }
 
 // float -> integer: truncates toward zero, saturates out of range, NaN gives 0.
@@ -102,12 +102,13 @@ template <typename Body> static inline void tdsl_parallel_for(int64_t begin, int
 }
 
 )" +
-    cfamily::preludeHalfConversions(
-        {"", "std::memcpy", "std::isinf(value)", "", "63 - __builtin_clzll(mag)", "std::ldexp",
-         "std::numeric_limits<float>::quiet_NaN()", "std::numeric_limits<float>::infinity()"}) +
+    cfamily::preludeHalfConversions({"[[maybe_unused]] ", "std::memcpy", "std::isinf(value)", "",
+                                     "63 - __builtin_clzll(mag)", "std::ldexp",
+                                     "std::numeric_limits<float>::quiet_NaN()",
+                                     "std::numeric_limits<float>::infinity()"}) +
     R"(// --bounds-check: the first failed check of a call records its message; the entry returns
 // it at the end (a check inside an OpenMP loop cannot return). Atomic: threads may race.
-static inline void tdsl_report(int *failed, char *message, size_t size, const char *format, ...) {
+[[maybe_unused]] static inline void tdsl_report(int *failed, char *message, size_t size, const char *format, ...) {
   if (__atomic_exchange_n(failed, 1, __ATOMIC_ACQ_REL))
     return;
   va_list args;
@@ -116,7 +117,7 @@ static inline void tdsl_report(int *failed, char *message, size_t size, const ch
   va_end(args);
 }
 
-)" + cfamily::preludeDlpackChecks("") +
+)" + cfamily::preludeDlpackChecks("[[maybe_unused]] ") +
     cfamily::preludeEnd();
 
 /// --ffp-contract=off (spec §11): no a * b + c computed as one fused multiply-add. Clang
@@ -147,7 +148,9 @@ public:
       : FunctionEmitterBase(source, lowered, std::move(cName), cfamily::NameTable({})),
         callees_(callees), isGraph_(isGraph), exported_(exported) {}
 
-  void emit(std::ostream &os);
+  /// Prints the function. A body with deep expressions goes into `unformatted` (when given)
+  /// and a placeholder line `kUnformattedBody(K);` into `os`.
+  void emit(std::ostream &os, std::vector<std::string> *unformatted = nullptr);
 
 private:
   std::string mathFunction(const std::string &name, DType) override { return "std::" + name; }
@@ -184,6 +187,22 @@ private:
   bool exported_; ///< false: a `static` raw entry only (an imported or derived function)
   std::vector<std::string> heap_; ///< Heap allocations in scope, released on an early return.
 };
+
+/// The statement that stands for a body left unformatted until clang::format has run.
+const char *kUnformattedBody = "tdsl_unformatted_body_";
+
+/// `text` with each placeholder line of `bodies` replaced by that body.
+std::string restoreBodies(const std::string &text, const std::vector<std::string> &bodies) {
+  std::string out = text;
+  for (size_t k = 0; k < bodies.size(); ++k) {
+    std::string call = std::string(kUnformattedBody) + "(" + std::to_string(k) + ");\n";
+    size_t at = out.find(call);
+    TDSL_IR_CHECK(at != std::string::npos, "an unformatted body's placeholder is kept");
+    size_t begin = out.rfind('\n', at) + 1; // the line, with its indentation
+    out.replace(begin, at + call.size() - begin, bodies[k]);
+  }
+  return out;
+}
 
 /// The C name of a vector type: tdsl_f32x8.
 std::string vectorTypeName(DType t) { return "tdsl_" + t.name(); }
@@ -246,9 +265,19 @@ std::string FunctionEmitter::vexpr(const Expr &e) {
                      : e.kind() == ExprKind::Sub ? " - "
                      : e.kind() == ExprKind::Mul ? " * "
                                                  : " / ";
+    auto group = [](ExprKind k) {
+      return k == ExprKind::Add || k == ExprKind::Sub   ? 1
+             : k == ExprKind::Mul || k == ExprKind::Div ? 2
+                                                        : 0;
+    };
     std::string x = vexpr(a);
     std::string y = vexpr(b);
-    return "(" + x + op + y + ")";
+    if (group(a.kind()) == group(e.kind())) // left-associative: `a + b + c`, flat
+      x = stripParens(x);
+    std::string text = "(" + x + op + y + ")";
+    if (text.size() > 2 * kMaxNesting && cfamily::nestingDepth(text) > kMaxNesting)
+      return vtemp(t, " = " + stripParens(text)); // no compiler nesting limit is reached
+    return text;
   }
   case ExprKind::Neg:
     return "(-" + vexpr(e.as<Neg>()->a) + ")";
@@ -299,8 +328,10 @@ void FunctionEmitter::assertStmt(const AssertStmt *op) {
       out += format[i];
     }
   }
+  ++noHoist_; // the arguments are evaluated only when the check fails
   for (const Expr &arg : op->args)
     args += ", static_cast<long long>(" + stripParens(expr(arg)) + ")";
+  --noHoist_;
   line("if (" + stripParens(expr(op->condition)) + ") {");
   ++indent_;
   stmt(op->body, false);
@@ -335,6 +366,8 @@ void FunctionEmitter::stmt(const Stmt &s, bool inFor) {
       line("});");
       return;
     }
+    // The header first: temporaries it needs go before the pragma, which must precede `for`.
+    std::string header = forHeaderText(op);
     switch (op->forKind) {
     case ForKind::Parallel:
       break;
@@ -352,7 +385,8 @@ void FunctionEmitter::stmt(const Stmt &s, bool inFor) {
     case ForKind::Serial:
       break;
     }
-    forHeader(op);
+    line(header);
+    recordLoopBounds(op);
     ++indent_;
     ++loopDepth_;
     stmt(op->body, true);
@@ -470,7 +504,7 @@ void FunctionEmitter::graphStmt(const Stmt &s) {
   line("}");
 }
 
-void FunctionEmitter::emit(std::ostream &os) {
+void FunctionEmitter::emit(std::ostream &os, std::vector<std::string> *unformatted) {
   os_ = &os;
   std::string raw = prepare();
 
@@ -480,6 +514,8 @@ void FunctionEmitter::emit(std::ostream &os) {
   // Only the file's own items are exported (spec §10); what it needs from imported modules is
   // private to the unit, so that two objects importing the same module link together.
   os << (exported_ ? "\nextern \"C\" " : "\nstatic ") << raw << " {\n";
+  std::ostringstream body;
+  os_ = &body;
   indent_ = 1;
   markUnusedParameters();
   struct Asserts : IRVisitor {
@@ -491,11 +527,23 @@ void FunctionEmitter::emit(std::ostream &os) {
     line("int tdsl_failed = 0;");
     line("char tdsl_message[512] = \"\";");
   }
+  hoistDeep_ = true; // statements print their expressions before themselves
   stmt(lowered_->body, false);
+  hoistDeep_ = false;
   if (asserts.found)
     line("if (tdsl_failed) return tdsl_fail(\"%s\", tdsl_message);");
   line("return 0;");
   indent_ = 0;
+  os_ = &os;
+  // A body with deep expressions broken into temporaries stays as printed: clang::format
+  // takes seconds on each of those statements. It is put back after formatting (emitCpp).
+  if (hoisted_ > 0 && unformatted) {
+    os << "  // Deep expressions, as temporaries tdsl_eN: this body is not formatted.\n"
+       << "  " << kUnformattedBody << "(" << unformatted->size() << ");\n";
+    unformatted->push_back(body.str());
+  } else {
+    os << body.str();
+  }
   os << "}\n";
   if (!exported_)
     return;
@@ -616,6 +664,8 @@ std::string emitCpp(const Module &module, const CppOptions &options) {
   os << "// Generated by tdslc (C++ backend). Do not edit.\n"
      << (options.fpContract ? "" : kNoContraction) << kPrelude << vectorTypedefs(lowered)
      << externs;
+  std::vector<std::string> unformatted;
+  std::vector<std::string> *bodies = options.format ? &unformatted : nullptr;
   for (size_t i = 0; i < sources.size(); ++i) {
     os << "\n";
     bool exported = abi::isExported(sources[i], options.ownNames);
@@ -623,14 +673,16 @@ std::string emitCpp(const Module &module, const CppOptions &options) {
       Func sig = lower::graphSignature(sources[i]);
       FunctionEmitter(sig.as<PrimFunc>(), lowered[i].as<PrimFunc>(), names[i], &callees, true,
                       exported)
-          .emit(os);
+          .emit(os, bodies);
       continue;
     }
     FunctionEmitter(sources[i].as<PrimFunc>(), lowered[i].as<PrimFunc>(), names[i], nullptr, false,
                     exported)
-        .emit(os);
+        .emit(os, bodies);
   }
-  return options.format ? formatCpp(os.str(), "tdsl.cpp") : os.str();
+  if (!options.format)
+    return os.str();
+  return restoreBodies(formatCpp(os.str(), "tdsl.cpp"), unformatted);
 }
 
 std::string emitHeader(const Module &module, const CppOptions &options) {
