@@ -1,4 +1,7 @@
+//===- test/Build/Inputs/uses_nn_main.c -------------------------------------------------------===//
+//
 // linkage.test: calls the exported entries of both objects and checks the numbers.
+
 #include <stdint.h>
 #include <stdio.h>
 
@@ -14,8 +17,7 @@ int main(void) {
     x[i] = (float)(i % 9) - 4.0f;
     z[i] = 0.25f * (float)i;
   }
-  if (relu_a(x, ya, B, N) || relu_b(x, yb, B, N) || add_a(x, z, s, B, N) ||
-      nn_relu(x, d, B * N)) {
+  if (relu_a(x, ya, B, N) || relu_b(x, yb, B, N) || add_a(x, z, s, B, N) || nn_relu(x, d, B * N)) {
     printf("error\n");
     return 1;
   }
