@@ -20,6 +20,7 @@
 //===--------------------------------------------------------------------------------------===//
 #pragma once
 
+#include "backends/abi/Abi.h"
 #include "ir/IR.h"
 #include "passes/lower/Pipeline.h"
 
@@ -39,11 +40,17 @@ struct CppOptions {
   std::string headerGuard = "TDSL_GENERATED_H";
   /// Format the text with clang::format (LLVM style, 100 columns; backends/cpp/Format.h).
   bool format = true;
+  /// The file's own items, which the unit exports (abi::OwnNames; by default the functions
+  /// without a '.'). The other functions it defines are `static`, without a DLPack entry.
+  abi::OwnNames ownNames;
+  /// Floating-point contraction (--ffp-contract=on|off, spec §11): when false the unit says
+  /// `#pragma STDC FP_CONTRACT OFF` (Clang) and `#pragma GCC optimize("fp-contract=off")` (GCC).
+  bool fpContract = true;
 };
 
-/// The functions a backend emits: the PrimFuncs of the module with no open generic constant,
-/// in module order, then its graphs without open constants (all of them, or the one named by
-/// `onlyFunc` and, for a graph, the functions it calls).
+/// The functions a backend emits (abi::definedFunctions): the exported PrimFuncs with no open
+/// generic constant, in module order, then the exported graphs without open constants (all of
+/// them, or the one named by `onlyFunc`), plus what the emitted graphs call.
 std::vector<ir::Func> emittedFunctions(const ir::Module &module, const CppOptions &options);
 
 /// A C++17 translation unit with both entries of every emitted function.

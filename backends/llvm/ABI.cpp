@@ -137,10 +137,14 @@ llvm::FunctionType *rawEntryType(ModuleState &state, const PrimFunc *lowered) {
   return llvm::FunctionType::get(llvm::Type::getInt32Ty(state.context), params, false);
 }
 
-llvm::Function *emitRawEntry(ModuleState &state, const PrimFunc *lowered,
-                             const std::string &cName) {
+llvm::Function *emitRawEntry(ModuleState &state, const PrimFunc *lowered, const std::string &cName,
+                             bool exported) {
+  // Only the file's own items are exported (spec §10): what it needs from imported modules is
+  // internal, so that two objects importing the same module link together.
   auto *fn = llvm::Function::Create(rawEntryType(state, lowered),
-                                    llvm::GlobalValue::ExternalLinkage, cName, state.module);
+                                    exported ? llvm::GlobalValue::ExternalLinkage
+                                             : llvm::GlobalValue::InternalLinkage,
+                                    cName, state.module);
   fn->setAttributes(rawAttributes(state, lowered));
   FunctionEmitter e(state, fn, cName);
   e.builder.SetInsertPoint(BasicBlock::Create(state.context, "entry", fn));
@@ -363,13 +367,15 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
 std::string packedEntryName(const std::string &cName) { return cName + ".packed"; }
 
 void addPackedEntries(llvm::Module &module, const std::vector<Func> &sources,
-                      const std::vector<Func> &lowered) {
+                      const std::vector<Func> &lowered, const abi::OwnNames &own) {
   CodeGenOptions options;
   detail::ModuleState state(module, options);
-  std::vector<std::string> names = abi::cFunctionNames(sources);
+  std::vector<std::string> names = abi::cFunctionNames(sources, own);
   llvm::IRBuilder<> b(module.getContext());
   llvm::Type *ptr = b.getPtrTy();
   for (size_t i = 0; i < sources.size(); ++i) {
+    if (!abi::isExported(sources[i], own))
+      continue; // private to its object: no symbol to call
     const auto *low = lowered[i].as<PrimFunc>();
     llvm::FunctionType *rawType = detail::rawEntryType(state, low);
     llvm::AttributeList attrs = detail::rawAttributes(state, low);

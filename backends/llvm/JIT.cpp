@@ -105,6 +105,8 @@ bool Jit::addFunctions(const std::string &name, const std::vector<ir::Func> &sou
   auto context = std::make_unique<llvm::LLVMContext>();
   CodeGenOptions codegen;
   codegen.fastMath = impl_->options.fastMath;
+  codegen.fpContract = impl_->options.fpContract;
+  codegen.ownNames = impl_->options.ownNames;
   codegen.threadLocalError = false;
   codegen.packedEntries = true;
   std::unique_ptr<llvm::Module> module =
@@ -122,7 +124,7 @@ bool Jit::addObject(const std::string &bytes, const std::string &name,
   }
   auto context = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>(name + ".packed", *context);
-  addPackedEntries(*module, sources, lowered);
+  addPackedEntries(*module, sources, lowered, impl_->options.ownNames);
   return addModule(std::move(module), std::move(context), error);
 }
 

@@ -22,6 +22,7 @@
 //===--------------------------------------------------------------------------------------===//
 #pragma once
 
+#include "backends/abi/Abi.h"
 #include "ir/IR.h"
 
 #include <memory>
@@ -39,6 +40,14 @@ namespace tdsl::llvmgen {
 struct CodeGenOptions {
   /// Fast-math flags on every float operation (--ffast-math).
   bool fastMath = false;
+  /// Floating-point contraction (--ffp-contract=on, spec §11): `a * b + c` in one expression
+  /// becomes llvm.fmuladd, exactly where Clang's -ffp-contract=on forms it in the C++ backend's
+  /// code (a product operand of + or -, possibly negated; the left one first). Off: no
+  /// fmuladd, and no `contract` flag even with fastMath.
+  bool fpContract = true;
+  /// The file's own items, which the module exports (abi::OwnNames; by default the functions
+  /// without a '.'). The other functions get internal linkage and no DLPack or packed entry.
+  abi::OwnNames ownNames;
   /// The buffer of tdsl_last_error() is thread_local, like the C++ backend's (objects). The
   /// JIT links without the ORC runtime, which thread-local storage needs: there it is a plain
   /// global.
@@ -78,9 +87,11 @@ std::string externSymbolClash(const std::vector<ir::Func> &sources,
 /// scalar's or shape variable's slot points at the value (in its ABI type).
 std::string packedEntryName(const std::string &cName);
 
-/// Adds the packed entries of `sources` to `module`, calling the raw entries (defined in the
-/// module or, for the C++ backend's object in the JIT, only declared).
+/// Adds the packed entries of the exported functions among `sources` (abi::isExported with
+/// `own`) to `module`, calling the raw entries (defined in the module or, for the C++ backend's
+/// object in the JIT, only declared).
 void addPackedEntries(llvm::Module &module, const std::vector<ir::Func> &sources,
-                      const std::vector<ir::Func> &lowered);
+                      const std::vector<ir::Func> &lowered,
+                      const abi::OwnNames &own = std::nullopt);
 
 } // namespace tdsl::llvmgen

@@ -80,11 +80,12 @@ po::options_description optionsDescription() {
   po::options_description d;
   d.add_options()("help,h", "")("version", "")("emit", one(), "")("output,o", one(), "")(
       "target", one(), "")("mcpu", one(), "")("mattr", one(), "")("opt-level", one(), "")(
-      "ffast-math", "")("via", one(), "")("schedule", one(), "")("define,D", one(), "")(
-      "no-schedule", "")("include,I", one(), "")("func", one(), "")("print-ir-after-all", "")(
-      "print-ir-after", one(), "")("print-ir-before", one(), "")("list-passes", "")(
-      "bounds-check", "")("MD", "")("MF", one(), "")("Werror", "")("error-limit", one(), "")(
-      "color", one(), "")("stdlib", one(), "")("input", one(), "");
+      "ffast-math", "")("ffp-contract", one(), "")("remarks", "")("via", one(), "")(
+      "schedule", one(), "")("define,D", one(), "")("no-schedule", "")("include,I", one(), "")(
+      "func", one(), "")("print-ir-after-all", "")("print-ir-after", one(), "")(
+      "print-ir-before", one(), "")("list-passes", "")("bounds-check",
+                                                       "")("MD", "")("MF", one(), "")("Werror", "")(
+      "error-limit", one(), "")("color", one(), "")("stdlib", one(), "")("input", one(), "");
   return d;
 }
 
@@ -101,6 +102,8 @@ Code generation:
   --mattr=+avx512f,...       target features
   -O0, -O1, -O2, -O3         optimisation level (default -O2)
   --ffast-math               allow float reassociation (off by default)
+  --ffp-contract=on|off      fuse a * b + c into one multiply-add (default on); off: never
+  --remarks                  print the optimizer's remarks ("loop not vectorized", ...)
   --via=llvm|cpp             how --emit=obj|asm is made: LLVM directly (default), or the
                              emitted C++ compiled by the Clang libraries
   --bounds-check             run-time bounds checks in emitted code
@@ -228,6 +231,12 @@ std::optional<int> parseCommandLine(int argc, const char *const *argv, DriverOpt
     opts.optLevel = (*o)[0] - '0';
   }
   opts.fastMath = vm.count("ffast-math") != 0;
+  if (auto f = last("ffp-contract")) {
+    if (!oneOf(*f, {"on", "off"}))
+      return fail("invalid value '" + *f + "' for --ffp-contract; expected on or off");
+    opts.fpContract = *f == "on";
+  }
+  opts.remarks = vm.count("remarks") != 0;
   if (auto v = last("via")) {
     opts.via = *v;
     if (!oneOf(opts.via, {"llvm", "cpp"}))
@@ -812,6 +821,11 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
       return 1;
     cpp::CppOptions copts;
     copts.onlyFunc = opts.func;
+    copts.ownNames.emplace(); // what the object exports (spec §10): the file's own items
+    for (const auto &item : c.mainModule().items)
+      if (!ast::declaredName(*item).empty())
+        copts.ownNames->insert(ast::declaredName(*item));
+    copts.fpContract = opts.fpContract;
     copts.afterLowerStep = [&](const std::string &step, const ir::Func &f) {
       c.printAfter(step, f);
     };
@@ -863,6 +877,8 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
         options.mcpu = opts.mcpu;
         options.mattr = opts.mattr;
         options.fastMath = opts.fastMath;
+        options.fpContract = opts.fpContract;
+        options.remarks = opts.remarks;
         options.assembly = opts.emit == EmitKind::Asm;
         std::string code = cpp::emitCpp(*ir, copts), bytes, errors;
         if (!cpp::compileCpp(code, fs::path(opts.input).filename().string() + ".cpp", options,
@@ -895,6 +911,9 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
       options.mcpu = opts.mcpu;
       options.mattr = opts.mattr;
       options.fastMath = opts.fastMath;
+      options.fpContract = opts.fpContract;
+      options.remarks = opts.remarks;
+      options.ownNames = copts.ownNames;
       llvmgen::OutputKind kind = opts.emit == EmitKind::LLVM      ? llvmgen::OutputKind::IR
                                  : opts.emit == EmitKind::Bitcode ? llvmgen::OutputKind::Bitcode
                                  : opts.emit == EmitKind::Asm     ? llvmgen::OutputKind::Assembly

@@ -29,6 +29,8 @@ struct DriverOptions {
   std::string mcpu = "native", mattr; // --mcpu, --mattr
   int optLevel = 2;                   // -O0..-O3
   bool fastMath = false;
+  bool fpContract = true;   // --ffp-contract=on|off
+  bool remarks = false;     // --remarks
   std::string via = "llvm"; // --via=llvm|cpp
   std::vector<std::string> scheduleFiles;
   std::vector<std::pair<std::string, int64_t>> defines; // -D NAME=VALUE, in order

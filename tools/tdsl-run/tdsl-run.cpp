@@ -54,6 +54,7 @@ const char *kHelp = R"(usage: tdsl-run FILE.tdsl --func NAME [options]
   --via=llvm|cpp           how the JIT compiles: the LLVM backend (default), or the emitted
                            C++ compiled by the Clang libraries
   -O0, -O1, -O2, -O3       optimisation level of the JIT (default -O2)
+  --ffp-contract=on|off    fuse a * b + c into one multiply-add (default on); off: never
   --threads N              OpenMP threads for parallel loops (default: OMP_NUM_THREADS, or
                            one per core)
   --input NAME=FILE.npy    an input (or an output's initial contents) from a .npy file
@@ -84,6 +85,7 @@ struct RunOptions {
   bool interpret = false, bench = false, check = false, noSchedule = false;
   std::string via = "llvm";
   int optLevel = 2;
+  bool fpContract = true;
   int64_t threads = 0, repeat = 10;
   std::string target = "cpu";
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
@@ -146,7 +148,7 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
       "bench", "")("check", "")("input", many(), "")("output", many(), "")("load", many(), "")(
       "define,D", many(), "")("seed", many(), "")("include,I", many(), "")("stdlib", many(), "")(
       "via", many(), "")("threads", many(), "")("repeat", many(), "")("opt-level", many(), "")(
-      "target", many(), "")("file", many(), "")("json", many(), "");
+      "ffp-contract", many(), "")("target", many(), "")("file", many(), "")("json", many(), "");
   po::positional_options_description positional;
   positional.add("file", -1);
   po::variables_map vm;
@@ -232,6 +234,12 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
     if (level.size() != 1 || level[0] < '0' || level[0] > '3')
       return usageError("invalid optimisation level -O" + level + "; expected -O0 to -O3");
     opts.optLevel = level[0] - '0';
+  }
+  if (!all("ffp-contract").empty()) {
+    std::string contract = all("ffp-contract").back();
+    if (contract != "on" && contract != "off")
+      return usageError("invalid value '" + contract + "' for --ffp-contract; expected on or off");
+    opts.fpContract = contract == "on";
   }
   for (auto [name, target] : {std::pair<const char *, int64_t *>{"threads", &opts.threads},
                               std::pair<const char *, int64_t *>{"repeat", &opts.repeat}}) {
@@ -397,6 +405,7 @@ std::optional<Compiled> compileForJit(const RunOptions &opts, const ir::Module &
   cpp::CppOptions copts;
   copts.onlyFunc = opts.func;
   copts.format = false;
+  copts.fpContract = opts.fpContract;
   std::vector<ir::Func> sources = cpp::emittedFunctions(module, copts);
   auto self = std::find_if(sources.begin(), sources.end(),
                            [&](const ir::Func &f) { return f.name() == opts.func; });
@@ -413,6 +422,7 @@ std::optional<Compiled> compileForJit(const RunOptions &opts, const ir::Module &
     c.loweredByName[sources[i].name()] = lowered[i];
   llvmgen::TargetOptions target;
   target.optLevel = opts.optLevel;
+  target.fpContract = opts.fpContract;
   std::string error;
   c.jit = llvmgen::Jit::create(target, error);
   if (!c.jit) {
@@ -445,6 +455,7 @@ std::optional<Compiled> compileForJit(const RunOptions &opts, const ir::Module &
   if (opts.via == "cpp") {
     cpp::CompileOptions cc;
     cc.optLevel = opts.optLevel;
+    cc.fpContract = opts.fpContract;
     std::string object, errors;
     if (!cpp::compileCpp(cpp::emitCpp(module, copts), name + ".cpp", cc, object, errors)) {
       runError("the Clang libraries could not compile the emitted C++:\n" + errors);
