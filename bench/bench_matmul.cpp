@@ -360,7 +360,8 @@ void printTable(const std::vector<int64_t> &sizes, const std::vector<int64_t> &t
 
 int main(int argc, char **argv) {
   // OpenBLAS picks its kernel when it is loaded, from OPENBLAS_CORETYPE: set it and start again.
-  std::string coreType = "SkylakeX";
+  // SkylakeX's kernels need AVX-512 (an illegal instruction elsewhere): Haswell's on AVX2 CPUs.
+  std::string coreType = __builtin_cpu_supports("avx512f") ? "SkylakeX" : "Haswell";
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--openblas-coretype=", 20) == 0)
       coreType = argv[i] + 20;
