@@ -299,10 +299,11 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
       Value *dim = dimension(t, d);
       Value *bound = b.CreateLoad(i64, slot);
       Value *unbound = b.CreateICmpSLT(bound, b.getInt64(0));
+      auto values = [&] { return std::vector<Value *>{dim, bound}; };
       check(b.CreateOr(unbound, b.CreateICmpEQ(bound, dim)),
             "dimension " + std::to_string(d) + " of argument " + q + " is %lld but " +
                 ref->var.name() + " is %lld",
-            [&] { return std::vector<Value *>{dim, bound}; });
+            values);
       b.CreateStore(b.CreateSelect(unbound, dim, bound), slot);
     }
     // Compact: no strides, or row-major ones (a dimension of extent 1 may have any stride).
@@ -337,10 +338,11 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
         continue;
       Value *dim = dimension(t, d);
       Value *want = e.expr(buffer.shape()[d]);
+      auto values = [&] { return std::vector<Value *>{dim, want}; };
       check(b.CreateICmpEQ(dim, want),
             "dimension " + std::to_string(d) + " of argument '" + buffer.name() +
                 "' is %lld, expected %lld",
-            [&] { return std::vector<Value *>{dim, want}; });
+            values);
     }
 
   std::vector<Value *> args;
