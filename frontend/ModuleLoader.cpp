@@ -241,7 +241,7 @@ void resolveGraphStmts(const ast::Module &m, std::vector<ast::GraphStmtPtr> &bod
 /// Spec §10: every func and graph defines the C symbols NAME and NAME_dlpack, next to the
 /// runtime's own `tdsl_last_error`. A name whose symbols meet another item's is an error at the
 /// later declaration; names beginning with `tdsl_` belong to the runtime; an extern's symbol
-/// may not be one this module defines.
+/// may not be `tdsl_last_error` nor a DLPack entry this module defines.
 void checkSymbols(const ast::Module &m, DiagnosticEngine &diags) {
   std::map<std::string, const ast::Item *> defined; // C symbol → the item defining it
   for (const ast::ItemPtr &item : m.items) {
@@ -280,8 +280,10 @@ void checkSymbols(const ast::Module &m, DiagnosticEngine &diags) {
       diags.error(e->symbolRange, "extern symbol 'tdsl_last_error' is the runtime's own");
       continue;
     }
+    // An extern of an own function's name is the backends' error (they see what is emitted);
+    // a DLPack entry is not theirs to compare.
     auto it = defined.find(e->symbol);
-    if (it == defined.end())
+    if (it == defined.end() || e->symbol == declaredName(*it->second))
       continue;
     std::string other =
         std::string(itemKindName(*it->second)) + " '" + declaredName(*it->second) + "'";
