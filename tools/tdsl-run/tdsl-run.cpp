@@ -33,7 +33,9 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <new>
 #include <random>
+#include <stdexcept>
 
 #include <dlfcn.h>
 
@@ -787,5 +789,13 @@ int main(int argc, char **argv) {
   RunOptions opts;
   if (std::optional<int> status = parseCommandLine(argc, argv, opts))
     return *status;
-  return run(opts);
+  // A tensor larger than memory (shapes from -D, .npy files or large constant shapes) is an
+  // error, not an abort.
+  try {
+    return run(opts);
+  } catch (const std::bad_alloc &) {
+    return runError("out of memory: the tensors of '" + opts.func + "' do not fit");
+  } catch (const std::length_error &) {
+    return runError("out of memory: the tensors of '" + opts.func + "' do not fit");
+  }
 }
