@@ -8,7 +8,9 @@
 // docs/benchmarks.md describes the kernels, the routes and the results.
 //
 //   bench_matmul [--kernels=DIR] [--sizes=256,512,1024,2048] [--threads=1,2] [--check-only]
-//                [--openblas-coretype=SkylakeX] [Google Benchmark flags]
+//                [--openblas-coretype=SkylakeX] [--csv=FILE] [Google Benchmark flags]
+// --csv=FILE also writes the closing table as CSV (name,size,threads,gflops,cpu_gflops,
+// vs_onednn,vs_openblas,busy; scripts/plot-bench.py draws it).
 //
 // A TDSL kernel is a shared object `<func>.<route>.<N>.so` exporting the §10 raw entry
 // `int32_t <func>(const float *A, const float *B, float *C)` of bench/matmul.tdsl compiled
@@ -317,7 +319,11 @@ void printEnvironment(const std::vector<Impl> &kernels) {
   std::printf("\n");
 }
 
-void printTable(const std::vector<int64_t> &sizes, const std::vector<int64_t> &threads) {
+/// The closing table; with `csv` open, also one CSV row per result (ratios empty for peers).
+void printTable(const std::vector<int64_t> &sizes, const std::vector<int64_t> &threads,
+                std::FILE *csv) {
+  if (csv)
+    std::fprintf(csv, "name,size,threads,gflops,cpu_gflops,vs_onednn,vs_openblas,busy\n");
   std::printf("\n%6s %3s  %-18s | %7s %9s %9s | %7s %9s %9s | %4s\n", "N", "thr", "implementation",
               "GFLOP/s", "/oneDNN", "/OpenBLAS", "cpu", "/oneDNN", "/OpenBLAS", "busy");
   for (int64_t n : sizes)
@@ -347,6 +353,14 @@ void printTable(const std::vector<int64_t> &sizes, const std::vector<int64_t> &t
         ratio(dnnl, &Result::cpuSeconds);
         ratio(blas, &Result::cpuSeconds);
         std::printf(" | %4d\n", r->busy);
+        if (!csv)
+          continue;
+        auto csvRatio = [&](const Result *p) {
+          return peer || !p ? std::string() : std::to_string(p->seconds / r->seconds);
+        };
+        std::fprintf(csv, "%s,%lld,%lld,%.3f,%.3f,%s,%s,%d\n", label.c_str(), (long long)n,
+                     (long long)t, gflop / r->seconds, gflop / r->cpuSeconds,
+                     csvRatio(dnnl).c_str(), csvRatio(blas).c_str(), r->busy);
       }
     }
   std::printf(
@@ -375,6 +389,7 @@ int main(int argc, char **argv) {
   std::string dir = TDSL_BENCH_KERNEL_DIR;
   std::vector<int64_t> sizes = {256, 512, 1024, 2048}, threads = {1, 2};
   bool checkOnly = false;
+  std::string csvPath;
   std::vector<char *> rest = {argv[0]};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -386,6 +401,8 @@ int main(int argc, char **argv) {
       threads = parseList(a.substr(10));
     else if (a == "--check-only")
       checkOnly = true;
+    else if (a.rfind("--csv=", 0) == 0)
+      csvPath = a.substr(6);
     else if (a.rfind("--openblas-coretype=", 0) == 0)
       continue;
     else
@@ -438,7 +455,14 @@ int main(int argc, char **argv) {
   if (!checkOnly) {
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
-    printTable(sizes, threads);
+    std::FILE *csv = csvPath.empty() ? nullptr : std::fopen(csvPath.c_str(), "w");
+    if (!csvPath.empty() && !csv) {
+      std::fprintf(stderr, "bench_matmul: cannot write '%s'\n", csvPath.c_str());
+      ++gFailures;
+    }
+    printTable(sizes, threads, csv);
+    if (csv)
+      std::fclose(csv);
   }
   for (const auto &m : mats) {
     std::free(m->a);
