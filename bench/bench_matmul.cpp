@@ -10,7 +10,9 @@
 //   bench_matmul [--kernels=DIR] [--sizes=256,512,1024,2048] [--threads=1,2] [--check-only]
 //                [--openblas-coretype=SkylakeX] [--csv=FILE] [Google Benchmark flags]
 // --csv=FILE also writes the closing table as CSV (name,size,threads,gflops,cpu_gflops,
-// vs_onednn,vs_openblas,busy; scripts/plot-bench.py draws it).
+// vs_onednn,vs_openblas,busy,peak_core; scripts/plot-bench.py draws it). The measured FMA peak
+// of one core is printed first (and is the CSV's last column): the machine is shared and its
+// peak varies from run to run.
 //
 // A TDSL kernel is a shared object `<func>.<route>.<N>.so` exporting the §10 raw entry
 // `int32_t <func>(const float *A, const float *B, float *C)` of bench/matmul.tdsl compiled
@@ -30,6 +32,7 @@
 #include <cblas.h>
 #include <dlfcn.h>
 #include <dnnl.h>
+#include <immintrin.h>
 #include <omp.h>
 #include <unistd.h>
 
@@ -90,6 +93,7 @@ std::vector<std::string> gOrder;                                  // labels, in 
 std::map<std::tuple<int64_t, int, std::string>, Result> gResults; // (N, threads, label)
 std::map<std::tuple<int64_t, int, std::string>, bool> gChecked;
 int gFailures = 0;
+double gPeak = 0; // measuredFmaPeak(), GFLOP/s of one core
 
 float *allocMatrix(int64_t n) {
   size_t bytes = sizeof(float) * static_cast<size_t>(n * n);
@@ -306,6 +310,50 @@ std::string providerOf(const char *symbol) {
   return info.dli_fname;
 }
 
+/// FMA chains of one core: 12 independent accumulators (enough to cover the FMA latency on two
+/// ports), `iters` rounds, at one vector width; returns the f32 FLOP done.
+#define TDSL_FMA_CHAINS(NAME, TARGET, V, FMA, SET)                                                 \
+  __attribute__((target(TARGET))) double NAME(int64_t iters, float *sink) {                        \
+    V a = SET(1.0f), b = SET(0.999999f);                                                           \
+    /* Different starting values: identical chains would be merged into one. */                    \
+    V c0 = SET(0.0f), c1 = SET(1.0f), c2 = SET(2.0f), c3 = SET(3.0f), c4 = SET(4.0f);              \
+    V c5 = SET(5.0f), c6 = SET(6.0f), c7 = SET(7.0f), c8 = SET(8.0f), c9 = SET(9.0f);              \
+    V c10 = SET(10.0f), c11 = SET(11.0f);                                                          \
+    for (int64_t i = 0; i < iters; ++i) {                                                          \
+      c0 = FMA(c0, b, a), c1 = FMA(c1, b, a), c2 = FMA(c2, b, a), c3 = FMA(c3, b, a);              \
+      c4 = FMA(c4, b, a), c5 = FMA(c5, b, a), c6 = FMA(c6, b, a), c7 = FMA(c7, b, a);              \
+      c8 = FMA(c8, b, a), c9 = FMA(c9, b, a), c10 = FMA(c10, b, a), c11 = FMA(c11, b, a);          \
+    }                                                                                              \
+    V all[] = {c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11};                                  \
+    float out = 0;                                                                                 \
+    for (V & x : all)                                                                              \
+      out += reinterpret_cast<const float *>(&x)[0];                                               \
+    *sink = out;                                                                                   \
+    return double(iters) * 12 * 2 * (sizeof(V) / sizeof(float));                                   \
+  }
+TDSL_FMA_CHAINS(fmaFlops256, "avx2,fma", __m256, _mm256_fmadd_ps, _mm256_set1_ps)
+TDSL_FMA_CHAINS(fmaFlops512, "avx512f", __m512, _mm512_fmadd_ps, _mm512_set1_ps)
+#undef TDSL_FMA_CHAINS
+
+/// The f32 FMA peak of one core, measured (GFLOP/s): the best of 5 runs of about 50 ms of
+/// independent FMA chains at the widest width the CPU has; 0 without FMA. The machine is shared
+/// and its peak varies from run to run, so it is printed beside every table.
+double measuredFmaPeak() {
+  bool avx512 = __builtin_cpu_supports("avx512f");
+  if (!avx512 && !__builtin_cpu_supports("fma"))
+    return 0;
+  float sink = 0;
+  double best = 0;
+  for (int run = 0; run < 5; ++run) {
+    auto start = std::chrono::steady_clock::now();
+    double flop = avx512 ? fmaFlops512(2000000, &sink) : fmaFlops256(2000000, &sink);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = std::max(best, flop / s * 1e-9);
+  }
+  benchmark::DoNotOptimize(sink);
+  return best;
+}
+
 void printEnvironment(const std::vector<Impl> &kernels) {
   const dnnl_version_t *v = dnnl_version();
   std::printf("oneDNN %d.%d.%d (cpu runtime %u), OpenBLAS core %s, OpenMP runtime %s"
@@ -313,6 +361,8 @@ void printEnvironment(const std::vector<Impl> &kernels) {
               v->major, v->minor, v->patch, v->cpu_runtime, openblas_get_corename(),
               providerOf("omp_set_num_threads").c_str(), providerOf("GOMP_parallel").c_str(),
               static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  std::printf("measured f32 FMA peak of one core: %.1f GFLOP/s (%s)\n", gPeak,
+              __builtin_cpu_supports("avx512f") ? "AVX-512" : "AVX2");
   std::printf("TDSL kernels:");
   for (const Impl &k : kernels)
     std::printf(" [%s N=%lld]", k.label.c_str(), (long long)k.n);
@@ -323,7 +373,7 @@ void printEnvironment(const std::vector<Impl> &kernels) {
 void printTable(const std::vector<int64_t> &sizes, const std::vector<int64_t> &threads,
                 std::FILE *csv) {
   if (csv)
-    std::fprintf(csv, "name,size,threads,gflops,cpu_gflops,vs_onednn,vs_openblas,busy\n");
+    std::fprintf(csv, "name,size,threads,gflops,cpu_gflops,vs_onednn,vs_openblas,busy,peak_core\n");
   std::printf("\n%6s %3s  %-18s | %7s %9s %9s | %7s %9s %9s | %4s\n", "N", "thr", "implementation",
               "GFLOP/s", "/oneDNN", "/OpenBLAS", "cpu", "/oneDNN", "/OpenBLAS", "busy");
   for (int64_t n : sizes)
@@ -358,9 +408,9 @@ void printTable(const std::vector<int64_t> &sizes, const std::vector<int64_t> &t
         auto csvRatio = [&](const Result *p) {
           return peer || !p ? std::string() : std::to_string(p->seconds / r->seconds);
         };
-        std::fprintf(csv, "%s,%lld,%lld,%.3f,%.3f,%s,%s,%d\n", label.c_str(), (long long)n,
+        std::fprintf(csv, "%s,%lld,%lld,%.3f,%.3f,%s,%s,%d,%.1f\n", label.c_str(), (long long)n,
                      (long long)t, gflop / r->seconds, gflop / r->cpuSeconds,
-                     csvRatio(dnnl).c_str(), csvRatio(blas).c_str(), r->busy);
+                     csvRatio(dnnl).c_str(), csvRatio(blas).c_str(), r->busy, gPeak);
       }
     }
   std::printf(
@@ -414,6 +464,7 @@ int main(int argc, char **argv) {
     return 2;
 
   std::vector<Impl> kernels = loadKernels(dir, sizes);
+  gPeak = measuredFmaPeak();
   printEnvironment(kernels);
   if (kernels.empty()) {
     std::fprintf(stderr, "bench_matmul: no TDSL kernel for these sizes in '%s'\n", dir.c_str());

@@ -5,7 +5,8 @@ TDSL kernel with both. Exit 1 with the reason otherwise (ctest bench.csv)."""
 import csv
 import sys
 
-HEADER = ["name", "size", "threads", "gflops", "cpu_gflops", "vs_onednn", "vs_openblas", "busy"]
+HEADER = ["name", "size", "threads", "gflops", "cpu_gflops", "vs_onednn", "vs_openblas", "busy",
+          "peak_core"]
 
 
 def main(path):
@@ -19,8 +20,8 @@ def main(path):
         if peer not in names:
             sys.exit(f"{path}: no row for {peer}")
     for r in body:
-        if float(r["gflops"]) <= 0 or float(r["cpu_gflops"]) <= 0:
-            sys.exit(f"{path}: {r['name']}: GFLOP/s not positive")
+        if float(r["gflops"]) <= 0 or float(r["cpu_gflops"]) <= 0 or float(r["peak_core"]) <= 0:
+            sys.exit(f"{path}: {r['name']}: GFLOP/s or peak not positive")
         peer = r["name"] in ("oneDNN", "OpenBLAS")
         if peer != (r["vs_onednn"] == "" and r["vs_openblas"] == ""):
             sys.exit(f"{path}: {r['name']}: ratios {'given' if peer else 'missing'}")

@@ -13,7 +13,9 @@ Inputs (any mix, format guessed per line):
 
     scripts/plot-bench.py results.jsonl bench.txt -o bench.svg [--peak 150] [--cores 2]
 
-The peak (GFLOP/s of one core) is --peak, else estimated from /proc/cpuinfo and lscpu: the
+The peak (GFLOP/s of one core) is --peak, else the one bench_matmul measured (the CSV's
+peak_core column, the "measured f32 FMA peak" line of its output), else estimated from
+/proc/cpuinfo and lscpu: the
 maximum clock times the f32 FLOP per cycle of the widest FMA unit the CPU reports (AVX-512:
 64, AVX2+FMA: 32, else 8: two units of 16/8/2 lanes, 2 FLOP per FMA). An estimate: pass --peak
 for a measured one. Needs python3-matplotlib.
@@ -28,6 +30,9 @@ import subprocess
 import sys
 
 TABLE_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(.+?)\s+\|\s+([0-9.]+)\s")
+PEAK_LINE = re.compile(r"measured f32 FMA peak of one core: ([0-9.]+) GFLOP/s")
+# Peaks of one core measured by bench_matmul (its CSV's peak_core column, its output's line).
+MEASURED_PEAKS = []
 
 
 def read_records(path):
@@ -49,6 +54,8 @@ def read_records(path):
             sys.exit(f"plot-bench: {path}: no column {' or '.join(names)}")
 
         for row in rows:
+            if col(row, "peak_core", default=""):
+                MEASURED_PEAKS.append(float(col(row, "peak_core")))
             records.append((col(row, "name", "implementation", "series"),
                             int(float(col(row, "threads", "thr", default="0") or 0)),
                             float(col(row, "size", "N")), float(col(row, "gflops", "GFLOP/s"))))
@@ -68,6 +75,9 @@ def read_records(path):
             series = f"{r.get('func', '?')} ({r.get('via', '?')}, -O{r.get('opt_level', '?')})"
             records.append((series, int(r.get("threads") or 0), float(size), float(r["gflops"])))
             continue
+        p = PEAK_LINE.search(line)
+        if p:
+            MEASURED_PEAKS.append(float(p.group(1)))
         m = TABLE_ROW.match(line)
         if m:
             records.append((m.group(3).strip(), int(m.group(2)), float(m.group(1)),
@@ -112,6 +122,8 @@ def main():
     if not records:
         sys.exit("plot-bench: no results found in " + ", ".join(args.inputs))
     peak, cores, how = estimate_peak()
+    if MEASURED_PEAKS:
+        peak, how = max(MEASURED_PEAKS), "measured"
     if args.peak:
         peak, how = args.peak, "given"
     if args.cores:
