@@ -154,10 +154,10 @@ private:
 
 std::vector<ir::ScheduleScript>
 buildSchedules(const std::vector<ast::Module *> &modules,
-               const std::vector<ast::Module *> &scheduleFiles, const std::string &target,
-               const std::vector<std::pair<std::string, int64_t>> &defines,
-               std::set<std::string> &usedDefines, DiagnosticEngine &diags,
+               const std::vector<ast::Module *> &scheduleFiles, Target targetKind,
+               const Defines &defines, std::set<std::string> &usedDefines, DiagnosticEngine &diags,
                const std::function<bool(const std::string &)> &takesDefines) {
+  const std::string target = targetName(targetKind);
   // (function, target) → the schedule that applies; later sources replace earlier ones.
   std::map<std::pair<std::string, std::string>, std::pair<const ast::ScheduleDecl *, std::string>>
       chosen;
@@ -202,16 +202,9 @@ buildSchedules(const std::vector<ast::Module *> &modules,
       // -D NAME=V and -D FUNC.NAME=V override the default; the qualified one wins.
       if (takesDefines && !takesDefines(fn))
         continue;
-      for (bool qualified : {false, true})
-        for (const auto &[name, value] : defines) {
-          bool match = qualified ? name == decl->func.str() + "." + p.name.name ||
-                                       name == fn + "." + p.name.name
-                                 : name == p.name.name;
-          if (!match)
-            continue;
-          params[p.name.name] = value;
-          usedDefines.insert(name);
-        }
+      if (std::optional<int64_t> v =
+              defines.lookup(p.name.name, {decl->func.str(), fn}, &usedDefines))
+        params[p.name.name] = *v;
     }
     if (!ok)
       continue;
