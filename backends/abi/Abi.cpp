@@ -9,27 +9,6 @@ namespace tdsl::abi {
 
 using namespace ir;
 
-std::vector<Func> emittedFunctions(const Module &module, const std::string &onlyFunc) {
-  std::vector<Func> out;
-  for (const Func &f : module.functions()) {
-    const auto *p = f.as<PrimFunc>();
-    if (!p || !p->constVars.empty())
-      continue;
-    if (!onlyFunc.empty() && f.name() != onlyFunc)
-      continue;
-    out.push_back(f);
-  }
-  return out;
-}
-
-std::vector<Func> lowerModule(const Module &module, const std::string &onlyFunc,
-                              const lower::LowerOptions &options) {
-  std::vector<Func> out;
-  for (const Func &f : emittedFunctions(module, onlyFunc))
-    out.push_back(lower::lowerPrimFunc(f, options));
-  return out;
-}
-
 bool isReservedWord(const std::string &name) {
   static const std::set<std::string> words = {
       "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char", "class",

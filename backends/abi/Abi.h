@@ -1,29 +1,19 @@
 //===- backends/abi/Abi.h - What every CPU backend shares (spec §10) ----------------------===//
 //
-// The C++ and LLVM backends emit the same functions under the same C names, each lowered by
-// the same pipeline, so that one header (`tdslc --emit=header`) serves the objects of both:
-// which functions a module emits, their lowering, their C names, and DLPack's dtype codes.
+// The C++ and LLVM backends emit the same functions (the module pipeline's result,
+// ir/LoweredModule.h) under the same C names, so that one header (`tdslc --emit=header`)
+// serves the objects of both: their C names, and DLPack's dtype codes.
 //
 //===--------------------------------------------------------------------------------------===//
 #pragma once
 
 #include "ir/IR.h"
-#include "passes/lower/Pipeline.h"
 
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace tdsl::abi {
-
-/// The functions a backend emits: the PrimFuncs of the module with no open generic constant
-/// (all of them, or only the one named `onlyFunc` when it is not empty), in module order.
-std::vector<ir::Func> emittedFunctions(const ir::Module &module, const std::string &onlyFunc);
-
-/// Lowers every emitted function (lower::lowerPrimFunc with `options`: bounds checks, the
-/// before/after-step callbacks): what the backends consume and what `--emit=lowered` prints.
-std::vector<ir::Func> lowerModule(const ir::Module &module, const std::string &onlyFunc,
-                                  const lower::LowerOptions &options = {});
 
 /// The C names of `funcs` (source functions), unique over the list: a function's name with
 /// every character that is not a letter, digit or '_' replaced by '_' ("nn.relu" → nn_relu),

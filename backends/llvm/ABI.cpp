@@ -362,15 +362,14 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
 
 std::string packedEntryName(const std::string &cName) { return cName + ".packed"; }
 
-void addPackedEntries(llvm::Module &module, const std::vector<Func> &sources,
-                      const std::vector<Func> &lowered) {
+void addPackedEntries(llvm::Module &module, const LoweredModule &lowered) {
   CodeGenOptions options;
   detail::ModuleState state(module, options);
-  std::vector<std::string> names = abi::cFunctionNames(sources);
+  std::vector<std::string> names = abi::cFunctionNames(lowered.sources());
   llvm::IRBuilder<> b(module.getContext());
   llvm::Type *ptr = b.getPtrTy();
-  for (size_t i = 0; i < sources.size(); ++i) {
-    const auto *low = lowered[i].as<PrimFunc>();
+  for (size_t i = 0; i < lowered.funcs.size(); ++i) {
+    const auto *low = lowered.funcs[i].lowered.as<PrimFunc>();
     llvm::FunctionType *rawType = detail::rawEntryType(state, low);
     llvm::AttributeList attrs = detail::rawAttributes(state, low);
     llvm::FunctionCallee raw = module.getOrInsertFunction(names[i], rawType, attrs);

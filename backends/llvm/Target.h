@@ -8,7 +8,7 @@
 //===--------------------------------------------------------------------------------------===//
 #pragma once
 
-#include "ir/IR.h"
+#include "ir/LoweredModule.h"
 
 #include <memory>
 #include <string>
@@ -54,11 +54,9 @@ enum class OutputKind { IR, Bitcode, Assembly, Object };
 
 /// The whole route of tdslc: emitModule (module `name`), the target of `options`, the -O
 /// pipeline, then the output: textual IR or bitcode after optimisation, assembly or an
-/// object. Deterministic. Returns false with `error` set for a bad --mcpu. `externs`: as for
-/// emitModule.
-bool compileFunctions(const std::string &name, const std::vector<ir::Func> &sources,
-                      const std::vector<ir::Func> &lowered, const TargetOptions &options,
-                      OutputKind kind, std::string &out, std::string &error,
-                      const std::vector<ir::Func> &externs = {});
+/// object. Deterministic. Returns false with `error` set for a bad --mcpu.
+bool compileModule(const std::string &name, const ir::LoweredModule &lowered,
+                   const TargetOptions &options, OutputKind kind, std::string &out,
+                   std::string &error);
 
 } // namespace tdsl::llvmgen
