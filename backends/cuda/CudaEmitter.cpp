@@ -386,7 +386,7 @@ void FunctionEmitter::deviceStmt(const Stmt &s, bool inFor) {
     const auto *op = s.as<Allocate>();
     const Buffer &b = op->buffer;
     auto size = asConstInt(b.shape()[0]);
-    TDSL_IR_CHECK(size, "kernel buffers have a constant size (checkCudaModule)");
+    TDSL_IR_CHECK(size, "kernel buffers have a constant size (checkLowered)");
     std::string decl = storageType(b.dtype()) + " " + names_(b) + "[" +
                        std::to_string(std::max<int64_t>(*size, 1)) + "];";
     if (b.scope() == MemScope::Shared)
@@ -524,7 +524,7 @@ void FunctionEmitter::hostStmt(const Stmt &s) {
     return hostStmt(op->body);
   }
   default:
-    TDSL_IR_CHECK(false, "work outside every kernel (checkCudaModule refuses it)");
+    TDSL_IR_CHECK(false, "work outside every kernel (checkScheduled refuses it)");
   }
 }
 
