@@ -8,6 +8,8 @@
 #include "support/SourceManager.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <unistd.h>
 
@@ -16,16 +18,31 @@ namespace tdsl {
 struct Compilation::State {
   SourceManager sm;
   DiagnosticEngine diags;
+  std::ostream &err;
   ModuleLoader loader;
   ast::Module *main = nullptr;
   std::vector<ast::Module *> scheduleModules;
   PipelineOptions pipeline;
 
   State(const DriverOptions &opts, std::ostream &err, DiagnosticOptions dopts)
-      : diags(sm, err, dopts), loader(sm, diags, ImportOptions{opts.includeDirs, opts.stdlibDir}) {}
+      : diags(sm, err, dopts), err(err),
+        loader(sm, diags, ImportOptions{opts.includeDirs, opts.stdlibDir}) {}
 };
 
 namespace {
+
+/// Escapes a path for a Makefile rule.
+std::string makeEscape(const std::string &path) {
+  std::string out;
+  for (char c : path) {
+    if (c == ' ' || c == '#')
+      out += '\\';
+    if (c == '$')
+      out += '$';
+    out += c;
+  }
+  return out;
+}
 
 /// The pipeline's options from the driver's; the CUDA backend's checks for the cuda target.
 PipelineOptions pipelineOptions(const DriverOptions &opts, std::ostream &err,
@@ -104,6 +121,25 @@ const std::vector<ast::Module *> &Compilation::scheduleModules() const {
 }
 
 std::vector<std::string> Compilation::dependencies() const { return state_->loader.dependencies(); }
+
+bool Compilation::writeDependencies(const std::string &target, std::string file) {
+  if (file.empty())
+    file = std::filesystem::path(target).replace_extension(".d").string();
+  std::ofstream out(file);
+  if (!out) {
+    state_->err << "tdslc: error: cannot write dependency file '" << file << "'\n";
+    return false;
+  }
+  std::vector<std::string> deps = dependencies();
+  out << makeEscape(target) << ":";
+  for (const std::string &d : deps)
+    out << " \\\n  " << makeEscape(d);
+  out << "\n";
+  // Like -MP: a phony target per import, so deleting an imported file does not break make.
+  for (size_t i = 1; i < deps.size(); ++i)
+    out << "\n" << makeEscape(deps[i]) << ":\n";
+  return true;
+}
 
 std::optional<ir::Module> Compilation::buildIR() {
   State &st = *state_;

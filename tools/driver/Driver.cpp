@@ -178,19 +178,6 @@ std::optional<int> parseCommandLine(int argc, const char *const *argv, DriverOpt
 
 namespace {
 
-/// Escapes a path for a Makefile rule.
-std::string makeEscape(const std::string &path) {
-  std::string out;
-  for (char c : path) {
-    if (c == ' ' || c == '#')
-      out += '\\';
-    if (c == '$')
-      out += '$';
-    out += c;
-  }
-  return out;
-}
-
 /// The include guard of --emit=header: TDSL_<FILE STEM>_H, upper case, C-safe.
 std::string headerGuard(const std::string &file) {
   std::string guard = "TDSL_";
@@ -203,27 +190,6 @@ std::string headerGuard(const std::string &file) {
 
 std::string defaultObjectName(const std::string &input) {
   return fs::path(input).stem().string() + ".o";
-}
-
-bool writeDepFile(const DriverOptions &opts, const std::vector<std::string> &deps,
-                  std::ostream &err) {
-  std::string target = opts.output.empty() ? defaultObjectName(opts.input) : opts.output;
-  std::string file = opts.depFile;
-  if (file.empty())
-    file = fs::path(target).replace_extension(".d").string();
-  std::ofstream out(file);
-  if (!out) {
-    err << "tdslc: error: cannot write dependency file '" << file << "'\n";
-    return false;
-  }
-  out << makeEscape(target) << ":";
-  for (const std::string &d : deps)
-    out << " \\\n  " << makeEscape(d);
-  out << "\n";
-  // Like -MP: a phony target per import, so deleting an imported file does not break make.
-  for (size_t i = 1; i < deps.size(); ++i)
-    out << "\n" << makeEscape(deps[i]) << ":\n";
-  return true;
 }
 
 /// Checks the options against each other and the pass names: the message of the first
@@ -339,7 +305,8 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
   Compilation c(opts, err);
   if (!c.parse(sourceText))
     return 1;
-  if (opts.writeDeps && !writeDepFile(opts, c.dependencies(), err))
+  std::string target = opts.output.empty() ? defaultObjectName(opts.input) : opts.output;
+  if (opts.writeDeps && !c.writeDependencies(target, opts.depFile))
     return 1;
 
   std::ostringstream text;

@@ -71,7 +71,11 @@ public:
 
   const ast::Module &mainModule() const;
   const std::vector<ast::Module *> &scheduleModules() const;
+  /// The input and every file it imports, in load order.
   std::vector<std::string> dependencies() const;
+  /// Writes them as a Makefile rule for `target` to `file` (default: target's stem + .d), with
+  /// an empty rule per import (-MD, -MF). False after reporting that it cannot be written.
+  bool writeDependencies(const std::string &target, std::string file);
   DiagnosticEngine &diags();
 
 private:

@@ -117,8 +117,8 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   cl::addToolOptions(desc);
   desc.add_options()("interpret", "")("bench", "")("check", "")("input", cl::value(), "")(
       "output", cl::value(), "")("load", cl::value(), "")("seed", cl::value(), "")(
-      "threads", cl::value(), "")("repeat", cl::value(), "")("file", cl::value(), "")(
-      "json", cl::value(), "");
+      "threads", cl::value(), "")("repeat", cl::value(), "")("file", cl::value(),
+                                                             "")("json", cl::value(), "");
   cl::Parsed p;
   if (std::string error = cl::parse(argc, argv, desc, "file", {}, p); !error.empty())
     return usageError(error);
@@ -385,8 +385,16 @@ bool bench(const RunOptions &opts, const Compiled &c, const ArgMap &args, std::s
   double median = n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
   double flops = countFlops(c.func->func().lowered, c.func->shapeValues(args), c.loweredByName);
   if (!opts.json.empty()) {
-    BenchRecord r{opts.input, opts.func, opts.via == Via::Cpp ? "cpp" : "llvm", opts.optLevel,
-                  opts.threads, {}, {}, seconds, median, flops};
+    BenchRecord r{opts.input,
+                  opts.func,
+                  opts.via == Via::Cpp ? "cpp" : "llvm",
+                  opts.optLevel,
+                  opts.threads,
+                  {},
+                  {},
+                  seconds,
+                  median,
+                  flops};
     for (const auto &[var, value] : c.func->shapeValues(args))
       r.shapes.emplace_back(var.name(), value);
     std::sort(r.shapes.begin(), r.shapes.end());
