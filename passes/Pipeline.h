@@ -5,10 +5,10 @@
 //
 //   sema                  the checked IR, as the frontend built it (the pipeline's input)
 //   instantiate           generic funcs given all their constants by -D become their instances
-//   graph.fold-constants  \
-//   graph.instantiate      | the graph passes before schedules (passes/graph/Graph.h)
-//   graph.dce              |
-//   graph.fuse            /
+//   graph.fold-constants  the graph passes before schedules (passes/graph/Graph.h)
+//   graph.instantiate
+//   graph.dce
+//   graph.fuse
 //   schedule              the scripts of the target applied (schedule.<primitive> after each
 //                         call), then the fused functions scheduled from their producers'
 //   graph.plan-memory     arena plans of the graphs
