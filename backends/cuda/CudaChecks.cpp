@@ -1,8 +1,9 @@
 //===- backends/cuda/CudaChecks.cpp - What a cuda-target function must satisfy ------------===//
 #include "backends/cuda/CudaEmitter.h"
 
+#include "ir/Gpu.h"
 #include "ir/IRVisitor.h"
-#include "passes/lower/GpuAnalysis.h"
+#include "ir/Utils.h"
 #include "support/Diagnostics.h"
 
 #include <algorithm>
@@ -49,14 +50,14 @@ public:
                        op->loopVar.name() + "' inside loop '" + outer->loopVar.name() + "'")
             .note(at(loopLoc(outer)), "loop '" + outer->loopVar.name() + "' is bound here");
     // The launch extent is computed on the host: it may not depend on loops of the kernel.
-    for (const Var &v : lower::usedVars(op->extent))
+    for (const Var &v : ir::usedVars(op->extent))
       for (const For *l : kernelLoops_)
         if (l->loopVar == v)
           diags_.error(at(loopLoc(op)),
                        "the extent of loop '" + op->loopVar.name() + "' bound to \"" +
                            op->threadTag + "\" depends on loop '" + v.name() +
                            "' of the same kernel; the launch needs it on the host");
-    if (lower::isThreadIdxTag(op->threadTag)) {
+    if (ir::isThreadIdxTag(op->threadTag)) {
       anyThreadLoop_ = true;
       if (auto n = asConstInt(op->extent))
         threads_[op->threadTag] = std::max(threads_[op->threadTag], *n);
@@ -93,7 +94,7 @@ private:
   }
   bool underThreadIdx() const {
     for (const For *l : bound_)
-      if (lower::isThreadIdxTag(l->threadTag))
+      if (ir::isThreadIdxTag(l->threadTag))
         return true;
     return false;
   }

@@ -4,10 +4,10 @@
 #include "backends/cfamily/CFamily.h"
 #include "backends/cpp/Format.h"
 
+#include "ir/Gpu.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
-#include "passes/lower/GpuAnalysis.h"
-#include "passes/lower/InsertSyncs.h"
+#include "ir/StructuralEqual.h"
 
 #include <algorithm>
 #include <map>
@@ -143,7 +143,7 @@ public:
     IRVisitor::visit(op);
   }
   void visit(const VarRef *op) override {
-    if (op->var == lower::syncThreadsVar() || defined.count(op->var.get()) ||
+    if (op->var == ir::syncThreadsVar() || defined.count(op->var.get()) ||
         !seenVar.insert(op->var.get()).second)
       return;
     k.scalars.push_back(op->var);
@@ -170,7 +170,7 @@ private:
 Expr launchExtent(const std::vector<Expr> &extents) {
   Expr out = extents.front();
   for (const Expr &e : extents) {
-    if (lower::sameExpr(out, e))
+    if (ir::equalExpr(out, e))
       continue;
     auto a = asConstInt(out), b = asConstInt(e);
     out = a && b ? intImm(std::max(*a, *b)) : ir::max(out, e);
@@ -323,7 +323,7 @@ void FunctionEmitter::deviceStmt(const Stmt &s, bool inFor) {
            (isConstInt(op->min, 0) ? index : expr(op->min) + " + " + index) + "; // thread(\"" +
            op->threadTag + "\")");
       recordLoopBounds(op);
-      bool guard = !lower::sameExpr(op->extent, launch);
+      bool guard = !ir::equalExpr(op->extent, launch);
       if (guard) {
         std::string end = isConstInt(op->min, 0) ? expr(op->extent) : expr(op->min + op->extent);
         line("if (" + v + " < " + end + ") {");
@@ -376,7 +376,7 @@ void FunctionEmitter::deviceStmt(const Stmt &s, bool inFor) {
       deviceStmt(child, false);
     return;
   case StmtKind::Evaluate:
-    if (lower::isSyncThreads(s)) {
+    if (ir::isSyncThreads(s)) {
       line("__syncthreads();");
       return;
     }

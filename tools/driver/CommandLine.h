@@ -8,8 +8,7 @@
 //===------------------------------------------------------------------------------------------===//
 #pragma once
 
-#include "support/Defines.h"
-#include "support/Target.h"
+#include "tools/driver/ToolOptions.h"
 
 #include <boost/program_options.hpp>
 
@@ -19,23 +18,6 @@
 #include <vector>
 
 namespace tdsl {
-
-/// How CPU code is made: the LLVM backend, or the emitted C++ compiled by the Clang libraries.
-enum class Via { LLVM, Cpp };
-
-/// The options every tool reads alike.
-struct ToolOptions {
-  std::string input;
-  Target target = Target::CPU;
-  /// -D NAME=VALUE, in command-line order.
-  Defines defines;
-  std::vector<std::string> includeDirs;
-  std::string stdlibDir; ///< found from the executable unless set
-  std::string func;      ///< --func: only this function (and what it calls)
-  bool noSchedule = false;
-  int optLevel = 2; ///< -O0..-O3
-  Via via = Via::LLVM;
-};
 
 namespace cl {
 
@@ -74,8 +56,5 @@ std::string readToolOptions(const Parsed &parsed, ToolOptions &opts);
 std::string readInput(const Parsed &parsed, const char *positional, std::string &input);
 
 } // namespace cl
-
-/// The standard library folder: $TDSL_STDLIB, else `<exe>/../share/tdsl/stdlib`.
-std::string defaultStdlibDir();
 
 } // namespace tdsl

@@ -15,6 +15,7 @@
 #include "frontend/ASTPrinter.h"
 #include "ir/IRPrinter.h"
 #include "support/Diagnostics.h"
+#include "tools/driver/CommandLine.h"
 
 #include <algorithm>
 #include <cctype>

@@ -10,7 +10,7 @@
 #include "ir/IR.h"
 #include "ir/LoweredModule.h"
 #include "passes/Pipeline.h"
-#include "tools/driver/CommandLine.h"
+#include "tools/driver/ToolOptions.h"
 
 #include <iosfwd>
 #include <memory>

@@ -16,6 +16,7 @@
 #include "backends/llvm/JIT.h"
 #include "backends/llvm/LLVMBackend.h"
 #include "runtime/Npy.h"
+#include "tools/driver/CommandLine.h"
 #include "tools/driver/Driver.h"
 #include "tools/tdsl-run/BenchJson.h"
 #include "tools/tdsl-run/FlopCount.h"
