@@ -17,10 +17,10 @@
 //
 // Threads: the program links LLVM's OpenMP runtime (libomp) ahead of oneDNN, whose libgomp
 // calls (GOMP_*, omp_*) it then serves, as it serves the kernels built by g++ -fopenmp (libgomp
-// ABI) and by Clang (__kmpc_*): one OpenMP runtime, so one omp_set_num_threads() applies to
-// oneDNN and to every TDSL kernel. OpenBLAS (the pthread build) has its own pool, set by
+// ABI) and by Clang (GOMP_parallel too): one OpenMP runtime, so one omp_set_num_threads() applies
+// to oneDNN and to every TDSL kernel. OpenBLAS (the pthread build) has its own pool, set by
 // openblas_set_num_threads(). The program prints which library provides the OpenMP entry
-// points, and re-executes itself with OPENBLAS_CORETYPE=SkylakeX unless it is already so
+// points, and re-executes itself with OPENBLAS_CORETYPE (SkylakeX, Haswell without AVX-512)
 // (OpenBLAS reads it when it is loaded; its default picks an AVX2 kernel on Zen 4/5).
 //===------------------------------------------------------------------------------------===//
 
@@ -360,7 +360,8 @@ void printTable(const std::vector<int64_t> &sizes, const std::vector<int64_t> &t
 
 int main(int argc, char **argv) {
   // OpenBLAS picks its kernel when it is loaded, from OPENBLAS_CORETYPE: set it and start again.
-  std::string coreType = "SkylakeX";
+  // SkylakeX's kernels need AVX-512 (an illegal instruction elsewhere): Haswell's on AVX2 CPUs.
+  std::string coreType = __builtin_cpu_supports("avx512f") ? "SkylakeX" : "Haswell";
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--openblas-coretype=", 20) == 0)
       coreType = argv[i] + 20;

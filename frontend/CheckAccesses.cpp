@@ -179,7 +179,7 @@ void refine(const Expr &cond, bool negate, Env &env) {
         return a->a;
       }
     if (auto *s = e.as<Sub>())
-      if (auto c = asConstInt(s->b)) {
+      if (auto c = asConstInt(s->b); c && *c != INT64_MIN) {
         offset = -*c;
         return s->a;
       }
@@ -204,28 +204,30 @@ void refine(const Expr &cond, bool negate, Env &env) {
     }
     Interval &x = *target;
     // x + off OP r  ⇔  x OP r - off
+    // In 128 bits, clamped: offsets are any i64.
+    auto minus = [&](int64_t v, int64_t extra) { return clampInf(__int128(v) - off + extra); };
     switch (o) {
     case LT:
       if (r.hi < kInf)
-        x.hi = std::min(x.hi, r.hi - off - 1);
+        x.hi = std::min(x.hi, minus(r.hi, -1));
       break;
     case LE:
       if (r.hi < kInf)
-        x.hi = std::min(x.hi, r.hi - off);
+        x.hi = std::min(x.hi, minus(r.hi, 0));
       break;
     case GT:
       if (r.lo > -kInf)
-        x.lo = std::max(x.lo, r.lo - off + 1);
+        x.lo = std::max(x.lo, minus(r.lo, 1));
       break;
     case GE:
       if (r.lo > -kInf)
-        x.lo = std::max(x.lo, r.lo - off);
+        x.lo = std::max(x.lo, minus(r.lo, 0));
       break;
     case EQ:
       if (r.hi < kInf)
-        x.hi = std::min(x.hi, r.hi - off);
+        x.hi = std::min(x.hi, minus(r.hi, 0));
       if (r.lo > -kInf)
-        x.lo = std::max(x.lo, r.lo - off);
+        x.lo = std::max(x.lo, minus(r.lo, 0));
       break;
     case NE:
       break;
@@ -256,6 +258,647 @@ void collectVars(const Expr &e, std::vector<Var> &out) {
   } v(out);
   v.visitExpr(e);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Bindings (spec §6), loop kinds over reduce axes (spec §7) and shapes of instances (spec §4)
+// ---------------------------------------------------------------------------------------------
+
+/// Σ coefficient · symbol + constant, over symbols fixed for a call (shape variables, generic
+/// constants). Arithmetic is checked: an overflow makes the form unknown.
+struct Affine {
+  std::map<const VarNode *, int64_t> terms;
+  int64_t constant = 0;
+  bool isConstant() const { return terms.empty(); }
+};
+
+std::optional<Affine> affineAdd(const Affine &a, const Affine &b, int64_t sign = 1) {
+  Affine out = a;
+  std::optional<int64_t> c =
+      sign > 0 ? checkedAdd(a.constant, b.constant) : checkedSub(a.constant, b.constant);
+  if (!c)
+    return std::nullopt;
+  out.constant = *c;
+  for (auto [v, k] : b.terms) {
+    std::optional<int64_t> n = sign > 0 ? checkedAdd(out.terms[v], k) : checkedSub(out.terms[v], k);
+    if (!n)
+      return std::nullopt;
+    if (*n == 0)
+      out.terms.erase(v);
+    else
+      out.terms[v] = *n;
+  }
+  return out;
+}
+
+std::optional<Affine> affineScale(const Affine &a, int64_t k) {
+  Affine out;
+  std::optional<int64_t> c = checkedMul(a.constant, k);
+  if (!c)
+    return std::nullopt;
+  out.constant = *c;
+  for (auto [v, x] : a.terms) {
+    std::optional<int64_t> n = checkedMul(x, k);
+    if (!n)
+      return std::nullopt;
+    if (*n != 0)
+      out.terms[v] = *n;
+  }
+  return out;
+}
+
+Affine affineConst(int64_t c) {
+  Affine a;
+  a.constant = c;
+  return a;
+}
+
+std::string affineString(const Affine &a) {
+  std::vector<std::pair<std::string, int64_t>> terms;
+  for (auto [v, k] : a.terms)
+    terms.emplace_back(v->name, k);
+  std::sort(terms.begin(), terms.end());
+  std::string out;
+  for (auto [name, k] : terms) {
+    if (out.empty())
+      out = k == 1 ? name : k == -1 ? "-" + name : std::to_string(k) + " * " + name;
+    else
+      out += (k < 0 ? " - " : " + ") +
+             (k == 1 || k == -1 ? name : std::to_string(k < 0 ? -k : k) + " * " + name);
+  }
+  if (out.empty())
+    return std::to_string(a.constant);
+  if (a.constant != 0)
+    out += (a.constant < 0 ? " - " : " + ") +
+           (a.constant == INT64_MIN ? std::string("9223372036854775808")
+                                    : std::to_string(a.constant < 0 ? -a.constant : a.constant));
+  return out;
+}
+
+/// The value of an integer or bool expression at a point (every variable it reads given), with
+/// the semantics of spec §11; std::nullopt when some variable is missing or an i64 operation
+/// overflows.
+std::optional<int64_t> evalAt(const Expr &e, const std::map<const VarNode *, int64_t> &at) {
+  if (auto c = asConstInt(e))
+    return c;
+  if (auto *v = e.as<VarRef>()) {
+    auto it = at.find(v->var.get());
+    return it == at.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
+  if (auto *c = e.as<Cast>()) {
+    if (!c->type.isInteger() || !c->value.dtype().isInteger())
+      return std::nullopt;
+    std::optional<int64_t> v = evalAt(c->value, at);
+    return v ? asConstInt(IntImm::make(c->type, *v)) : std::nullopt;
+  }
+  if (auto *n = e.as<Not>()) {
+    std::optional<int64_t> v = evalAt(n->a, at);
+    return v ? std::optional<int64_t>(!*v) : std::nullopt;
+  }
+  if (auto *s = e.as<Select>()) {
+    std::optional<int64_t> c = evalAt(s->condition, at);
+    if (!c)
+      return std::nullopt;
+    return evalAt(*c ? s->trueValue : s->falseValue, at);
+  }
+  if (auto *n = e.as<Neg>()) {
+    std::optional<int64_t> v = evalAt(n->a, at);
+    return v ? checkedSub(0, *v) : std::nullopt;
+  }
+  if (auto *a = e.as<And>()) {
+    std::optional<int64_t> x = evalAt(a->a, at);
+    if (x && !*x)
+      return 0;
+    std::optional<int64_t> y = evalAt(a->b, at);
+    if (!x || !y)
+      return std::nullopt;
+    return *y != 0;
+  }
+  if (auto *o = e.as<Or>()) {
+    std::optional<int64_t> x = evalAt(o->a, at);
+    if (x && *x)
+      return 1;
+    std::optional<int64_t> y = evalAt(o->b, at);
+    if (!x || !y)
+      return std::nullopt;
+    return *y != 0;
+  }
+  const Expr *l = nullptr, *r = nullptr;
+  enum { Add_, Sub_, Mul_, Div_, Mod_, Min_, Max_, LT_, LE_, GT_, GE_, EQ_, NE_ } op;
+#define TDSL_CASE(NODE, OP) else if (auto *b = e.as<NODE>()) l = &b->a, r = &b->b, op = OP;
+  if (false) {
+  }
+  TDSL_CASE(Add, Add_)
+  TDSL_CASE(Sub, Sub_)
+  TDSL_CASE(Mul, Mul_)
+  TDSL_CASE(Div, Div_)
+  TDSL_CASE(Mod, Mod_)
+  TDSL_CASE(Min, Min_)
+  TDSL_CASE(Max, Max_)
+  TDSL_CASE(ir::LT, LT_)
+  TDSL_CASE(ir::LE, LE_)
+  TDSL_CASE(ir::GT, GT_)
+  TDSL_CASE(ir::GE, GE_)
+  TDSL_CASE(ir::EQ, EQ_)
+  TDSL_CASE(ir::NE, NE_)
+#undef TDSL_CASE
+  if (!l || !l->dtype().isInt())
+    return std::nullopt;
+  std::optional<int64_t> x = evalAt(*l, at), y = evalAt(*r, at);
+  if (!x || !y)
+    return std::nullopt;
+  switch (op) {
+  case Add_:
+    return checkedAdd(*x, *y);
+  case Sub_:
+    return checkedSub(*x, *y);
+  case Mul_:
+    return checkedMul(*x, *y);
+  case Div_:
+    return checkedFloorDiv(*x, *y);
+  case Mod_:
+    return checkedFloorMod(*x, *y);
+  case Min_:
+    return std::min(*x, *y);
+  case Max_:
+    return std::max(*x, *y);
+  case LT_:
+    return *x < *y;
+  case LE_:
+    return *x <= *y;
+  case GT_:
+    return *x > *y;
+  case GE_:
+    return *x >= *y;
+  case EQ_:
+    return *x == *y;
+  case NE_:
+    return *x != *y;
+  }
+  return std::nullopt;
+}
+
+/// Walks a PrimFunc with the loops and block axes around each block, and checks each binding:
+/// a binding whose value leaves 0..EXTENT at some point of the loops' ranges that the block's
+/// `where` admits is an error (spec §6). The check looks for a witness point: for bindings
+/// where every loop variable appears once and the operations are monotone (+, -, * by a
+/// constant, / and % by a positive constant, min, max), the extremes are reached at corners of
+/// the loops' ranges (narrowed by the `where` conditions on single variables), found exactly,
+/// symbolically where the ranges are affine in shape variables and constants. A point the
+/// `where` cannot be evaluated at, and any binding outside that class, is accepted.
+/// Also: a parallel, vectorized or thread-bound loop bound to a reduce axis (spec §7's rule for
+/// those primitives: its iterations would race), and the shapes and extents of the function
+/// (spec §4), which matter for instances of generic functions.
+class BindingChecker {
+public:
+  BindingChecker(const PrimFunc &f, DiagnosticEngine &diags, bool instance)
+      : f_(f), diags_(diags), instance_(instance) {
+    for (const Var &v : f.shapeVars)
+      shapeVars_.insert(v.get());
+  }
+
+  void run() {
+    for (const FuncParam &p : f_.inputs)
+      if (p.isTensor())
+        shape(p.buffer);
+    for (const Buffer &b : f_.outputs)
+      shape(b);
+    for (const Buffer &b : f_.allocBuffers)
+      shape(b);
+    stmt(f_.body);
+  }
+
+private:
+  struct Dom {
+    std::optional<Affine> lo, hi; // the first and last value (inclusive), when affine
+  };
+  struct Point {
+    Affine value;
+    std::map<const VarNode *, Affine> at;
+  };
+  struct Extremes {
+    Point lo, hi;
+  };
+  struct LoopCtx {
+    const For *loop;
+  };
+
+  std::string suffix() const {
+    return instance_ ? " (in '" + f_.name + "' once its generic constants are given)" : "";
+  }
+
+  void shape(const Buffer &b) {
+    bool ok = true;
+    for (size_t d = 0; d < b.rank(); ++d) {
+      const Expr &dim = b.shape()[d];
+      SourceLoc at = dim->loc.valid() ? dim->loc : b->loc;
+      ok &= checkExtent(dim, SourceRange(at),
+                        "dimension " + std::to_string(d) + " of '" + b.name() + "'", diags_,
+                        suffix());
+    }
+    if (ok)
+      checkElementCount(b.dtype(), b.shape(), SourceRange(b->loc), "'" + b.name() + "'", diags_,
+                        suffix());
+  }
+
+  void stmt(const Stmt &s) {
+    if (!s.defined())
+      return;
+    if (auto *seqS = s.as<SeqStmt>()) {
+      for (const Stmt &x : seqS->seq)
+        stmt(x);
+    } else if (auto *f = s.as<For>()) {
+      loop(*f);
+    } else if (auto *b = s.as<Block>()) {
+      block(*b);
+    } else if (auto *l = s.as<ir::LetStmt>()) {
+      stmt(l->body);
+    } else if (auto *i = s.as<IfThenElse>()) {
+      stmt(i->thenCase);
+      stmt(i->elseCase);
+    }
+  }
+
+  void loop(const For &f) {
+    // A short-form loop (its variable declared where the loop is) shares its extent with its
+    // axis, checked there under the name written.
+    bool shortForm = f.loopVar->loc == f.loc;
+    for (const Expr &e : {f.min, f.extent}) {
+      if (shortForm)
+        break;
+      ConstResult r = evalConstant(e);
+      if (r.kind == ConstResult::DivByZero || r.kind == ConstResult::Overflow)
+        diags_.error(SourceRange(r.at.valid() ? r.at : f.loc),
+                     "bound of loop '" + f.loopVar.name() + "' " +
+                         (r.kind == ConstResult::DivByZero ? "divides by zero" : "overflows i64") +
+                         suffix());
+    }
+    Dom dom;
+    std::optional<Affine> lo = affine(f.min), ext = affine(f.extent);
+    if (lo && ext) {
+      dom.lo = lo;
+      if (auto last = affineAdd(*lo, *ext))
+        dom.hi = affineAdd(*last, affineConst(1), -1);
+    }
+    loops_.push_back(&f);
+    doms_[f.loopVar.get()] = dom;
+    stmt(f.body);
+    doms_.erase(f.loopVar.get());
+    loops_.pop_back();
+  }
+
+  void block(const Block &b) {
+    bool extentsOk = true;
+    for (const IterVar &iv : b.iterVars) {
+      // A short-form axis `i` is `vi` bound to loop `i`: named as written.
+      auto *loop = iv.binding.as<VarRef>();
+      std::string name = loop && loop->var->loc == iv.var->loc ? loop->var.name() : iv.var.name();
+      extentsOk &=
+          checkExtent(iv.extent, SourceRange(iv.extent->loc.valid() ? iv.extent->loc : iv.loc),
+                      "extent of axis '" + name + "'", diags_, suffix());
+    }
+    for (const Buffer &a : b.allocBuffers)
+      shape(a);
+    raceCheck(b);
+    if (extentsOk)
+      for (const IterVar &iv : b.iterVars)
+        if (iv.binding.defined())
+          bindingCheck(b, iv);
+    // Nested blocks (blockize) see the axes as variables ranging over their domains.
+    std::vector<const VarNode *> pushed;
+    for (const IterVar &iv : b.iterVars) {
+      Dom dom;
+      if (auto ext = affine(iv.extent)) {
+        dom.lo = affineConst(0);
+        dom.hi = affineAdd(*ext, affineConst(1), -1);
+      }
+      doms_[iv.var.get()] = dom;
+      pushed.push_back(iv.var.get());
+    }
+    std::vector<const For *> outer;
+    outer.swap(loops_); // loops outside a block do not iterate its inner blocks' bindings
+    stmt(b.body);
+    loops_.swap(outer);
+    for (const VarNode *v : pushed)
+      doms_.erase(v);
+  }
+
+  /// A parallel, vectorized or thread-bound loop that a reduce axis binds: its iterations
+  /// would update the same elements at once.
+  void raceCheck(const Block &b) {
+    for (const IterVar &iv : b.iterVars) {
+      if (iv.kind != IterKind::Reduce || !iv.binding.defined())
+        continue;
+      std::vector<Var> vars;
+      collectVars(iv.binding, vars);
+      for (const For *l : loops_) {
+        if (l->forKind != ForKind::Parallel && l->forKind != ForKind::Vectorized &&
+            l->forKind != ForKind::ThreadBinding)
+          continue;
+        if (std::find(vars.begin(), vars.end(), l->loopVar) == vars.end() ||
+            !reportedLoops_.insert(l).second)
+          continue;
+        const char *kind = l->forKind == ForKind::Parallel     ? "parallel"
+                           : l->forKind == ForKind::Vectorized ? "vectorized"
+                                                               : "thread-bound";
+        diags_
+            .error(SourceRange(l->loc), std::string(kind) + " loop '" + l->loopVar.name() +
+                                            "' is bound to reduce axis '" + iv.var.name() +
+                                            "' of block '" + b.name +
+                                            "': its iterations would update the same elements "
+                                            "at once; only spatial axes may bind such a loop")
+            .note(SourceRange(iv.loc),
+                  "'" + iv.var.name() + "' is a reduce axis of block '" + b.name + "'");
+      }
+    }
+  }
+
+  /// `e` as an affine form over symbols (variables that are neither loop variables nor axes).
+  std::optional<Affine> affine(const Expr &e) const {
+    if (!e.defined())
+      return std::nullopt;
+    if (auto c = asConstInt(e))
+      return affineConst(*c);
+    if (auto *v = e.as<VarRef>()) {
+      if (doms_.count(v->var.get()) || !v->var.dtype().isInteger())
+        return std::nullopt;
+      Affine a;
+      a.terms[v->var.get()] = 1;
+      return a;
+    }
+    if (auto *c = e.as<Cast>())
+      return c->type == DType::i64() && c->value.dtype() == DType::i64() ? affine(c->value)
+                                                                         : std::nullopt;
+    if (auto *n = e.as<Neg>()) {
+      auto a = affine(n->a);
+      return a ? affineScale(*a, -1) : std::nullopt;
+    }
+    if (auto *b = e.as<Add>()) {
+      auto x = affine(b->a), y = affine(b->b);
+      return x && y ? affineAdd(*x, *y) : std::nullopt;
+    }
+    if (auto *b = e.as<Sub>()) {
+      auto x = affine(b->a), y = affine(b->b);
+      return x && y ? affineAdd(*x, *y, -1) : std::nullopt;
+    }
+    if (auto *b = e.as<Mul>()) {
+      auto x = affine(b->a), y = affine(b->b);
+      if (!x || !y)
+        return std::nullopt;
+      if (y->isConstant())
+        return affineScale(*x, y->constant);
+      if (x->isConstant())
+        return affineScale(*y, x->constant);
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  static std::optional<std::map<const VarNode *, Affine>>
+  merge(const std::map<const VarNode *, Affine> &a, const std::map<const VarNode *, Affine> &b) {
+    std::map<const VarNode *, Affine> out = a;
+    for (const auto &[v, x] : b)
+      if (!out.emplace(v, x).second)
+        return std::nullopt; // a variable read twice: its extremes are not independent
+    return out;
+  }
+
+  static std::optional<Point> combine(const Point &a, const Point &b, int64_t sign) {
+    auto at = merge(a.at, b.at);
+    auto value = affineAdd(a.value, b.value, sign);
+    if (!at || !value)
+      return std::nullopt;
+    return Point{*value, *at};
+  }
+
+  static std::optional<int64_t> constantOf(const Extremes &x) {
+    if (x.lo.value.isConstant() && x.hi.value.isConstant() && x.lo.at.empty() && x.hi.at.empty() &&
+        x.lo.value.constant == x.hi.value.constant)
+      return x.lo.value.constant;
+    return std::nullopt;
+  }
+
+  static std::optional<int64_t> constDiff(const Affine &a, const Affine &b) {
+    auto d = affineAdd(a, b, -1);
+    if (!d || !d->isConstant())
+      return std::nullopt;
+    return d->constant;
+  }
+
+  /// The least and greatest values of `e` over the domains, each with a point reaching it.
+  std::optional<Extremes> extremes(const Expr &e) const {
+    if (auto c = asConstInt(e)) {
+      Point p{affineConst(*c), {}};
+      return Extremes{p, p};
+    }
+    if (auto *v = e.as<VarRef>()) {
+      auto it = doms_.find(v->var.get());
+      if (it == doms_.end()) {
+        auto a = affine(e);
+        if (!a)
+          return std::nullopt;
+        Point p{*a, {}};
+        return Extremes{p, p};
+      }
+      if (!it->second.lo || !it->second.hi)
+        return std::nullopt;
+      return Extremes{Point{*it->second.lo, {{v->var.get(), *it->second.lo}}},
+                      Point{*it->second.hi, {{v->var.get(), *it->second.hi}}}};
+    }
+    if (auto *c = e.as<Cast>())
+      return c->type == DType::i64() && c->value.dtype() == DType::i64() ? extremes(c->value)
+                                                                         : std::nullopt;
+    if (auto *n = e.as<Neg>()) {
+      auto x = extremes(n->a);
+      if (!x)
+        return std::nullopt;
+      auto lo = affineScale(x->hi.value, -1), hi = affineScale(x->lo.value, -1);
+      if (!lo || !hi)
+        return std::nullopt;
+      return Extremes{Point{*lo, x->hi.at}, Point{*hi, x->lo.at}};
+    }
+    if (auto *b = e.as<Add>()) {
+      auto x = extremes(b->a), y = extremes(b->b);
+      if (!x || !y)
+        return std::nullopt;
+      auto lo = combine(x->lo, y->lo, 1), hi = combine(x->hi, y->hi, 1);
+      return lo && hi ? std::optional<Extremes>(Extremes{*lo, *hi}) : std::nullopt;
+    }
+    if (auto *b = e.as<Sub>()) {
+      auto x = extremes(b->a), y = extremes(b->b);
+      if (!x || !y)
+        return std::nullopt;
+      auto lo = combine(x->lo, y->hi, -1), hi = combine(x->hi, y->lo, -1);
+      return lo && hi ? std::optional<Extremes>(Extremes{*lo, *hi}) : std::nullopt;
+    }
+    if (auto *b = e.as<Mul>()) {
+      auto x = extremes(b->a), y = extremes(b->b);
+      if (!x || !y)
+        return std::nullopt;
+      std::optional<int64_t> k = constantOf(*y);
+      const Extremes *other = &*x;
+      if (!k) {
+        k = constantOf(*x);
+        other = &*y;
+      }
+      if (k) {
+        auto lo = affineScale(other->lo.value, *k), hi = affineScale(other->hi.value, *k);
+        if (!lo || !hi)
+          return std::nullopt;
+        if (*k >= 0)
+          return Extremes{Point{*lo, other->lo.at}, Point{*hi, other->hi.at}};
+        return Extremes{Point{*hi, other->hi.at}, Point{*lo, other->lo.at}};
+      }
+      // Two varying factors: the extremes are at corners when both ranges are constant.
+      std::optional<Extremes> out;
+      for (const Point *p : {&x->lo, &x->hi})
+        for (const Point *q : {&y->lo, &y->hi}) {
+          if (!p->value.isConstant() || !q->value.isConstant())
+            return std::nullopt;
+          auto v = checkedMul(p->value.constant, q->value.constant);
+          auto at = merge(p->at, q->at);
+          if (!v || !at)
+            return std::nullopt;
+          Point r{affineConst(*v), *at};
+          if (!out)
+            out = Extremes{r, r};
+          if (*v < out->lo.value.constant)
+            out->lo = r;
+          if (*v > out->hi.value.constant)
+            out->hi = r;
+        }
+      return out;
+    }
+    if (auto *b = e.as<Div>()) {
+      auto x = extremes(b->a), y = extremes(b->b);
+      std::optional<int64_t> k = y ? constantOf(*y) : std::nullopt;
+      if (!x || !k || *k <= 0 || !x->lo.value.isConstant() || !x->hi.value.isConstant())
+        return std::nullopt;
+      Point lo{affineConst(floorDiv(x->lo.value.constant, *k)), x->lo.at};
+      Point hi{affineConst(floorDiv(x->hi.value.constant, *k)), x->hi.at};
+      return Extremes{lo, hi};
+    }
+    if (auto *b = e.as<Mod>()) {
+      auto x = extremes(b->a), y = extremes(b->b);
+      std::optional<int64_t> k = y ? constantOf(*y) : std::nullopt;
+      if (!x || !k || *k <= 0 || !x->lo.value.isConstant() || !x->hi.value.isConstant())
+        return std::nullopt;
+      int64_t q = floorDiv(x->lo.value.constant, *k);
+      if (q != floorDiv(x->hi.value.constant, *k))
+        return std::nullopt;
+      Point lo{affineConst(x->lo.value.constant - q * *k), x->lo.at};
+      Point hi{affineConst(x->hi.value.constant - q * *k), x->hi.at};
+      return Extremes{lo, hi};
+    }
+    bool isMin = e.as<Min>() != nullptr;
+    if (isMin || e.as<Max>()) {
+      const Expr &l = isMin ? e.as<Min>()->a : e.as<Max>()->a;
+      const Expr &r = isMin ? e.as<Min>()->b : e.as<Max>()->b;
+      auto x = extremes(l), y = extremes(r);
+      if (!x || !y)
+        return std::nullopt;
+      auto pick = [&](const Point &p, const Point &q) -> std::optional<Point> {
+        std::optional<int64_t> d = constDiff(p.value, q.value);
+        auto at = merge(p.at, q.at);
+        if (!d || !at)
+          return std::nullopt;
+        bool first = isMin ? *d <= 0 : *d >= 0;
+        return Point{first ? p.value : q.value, *at};
+      };
+      auto lo = pick(x->lo, y->lo), hi = pick(x->hi, y->hi);
+      return lo && hi ? std::optional<Extremes>(Extremes{*lo, *hi}) : std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  /// True when `a` > 0 for every value of its symbols: a positive constant plus shape
+  /// variables (never negative) with non-negative coefficients.
+  bool provablyPositive(const Affine &a) const {
+    if (a.constant <= 0)
+      return false;
+    for (auto [v, k] : a.terms)
+      if (k < 0 || !shapeVars_.count(v))
+        return false;
+    return true;
+  }
+
+  void bindingCheck(const Block &b, const IterVar &iv) {
+    // Narrow constant loop ranges by the `where` conditions on single variables.
+    std::map<const VarNode *, Dom> saved = doms_;
+    bool hasWhere = b.predicate.defined() && !isConstInt(b.predicate, 1);
+    if (hasWhere) {
+      Env env;
+      for (const auto &[v, d] : doms_)
+        if (d.lo && d.hi && d.lo->isConstant() && d.hi->isConstant())
+          env[v] = Interval{d.lo->constant, d.hi->constant};
+      refine(b.predicate, false, env);
+      for (const auto &[v, i] : env.vars) {
+        doms_[v].lo = affineConst(i.lo);
+        doms_[v].hi = affineConst(i.hi);
+      }
+    }
+    report(b, iv, hasWhere);
+    doms_ = saved;
+  }
+
+  void report(const Block &b, const IterVar &iv, bool hasWhere) {
+    // No point at all when some range is empty.
+    for (const auto &[v, d] : doms_)
+      if (d.lo && d.hi && d.lo->isConstant() && d.hi->isConstant() &&
+          d.lo->constant > d.hi->constant)
+        return;
+    std::optional<Extremes> x = extremes(iv.binding);
+    std::optional<Affine> ext = affine(iv.extent);
+    if (!x || !ext)
+      return;
+    const Point *witness = nullptr;
+    auto last = affineAdd(*ext, affineConst(1), -1);
+    if (auto over = last ? affineAdd(x->hi.value, *last, -1) : std::nullopt;
+        over && provablyPositive(*over))
+      witness = &x->hi;
+    else if (auto under = affineScale(x->lo.value, -1); under && provablyPositive(*under))
+      witness = &x->lo;
+    if (!witness)
+      return;
+    if (hasWhere && !admitted(b.predicate, *witness))
+      return;
+    std::vector<std::pair<std::string, std::string>> coords;
+    for (const auto &[v, a] : witness->at)
+      coords.emplace_back(v->name, affineString(a));
+    std::sort(coords.begin(), coords.end());
+    std::string at;
+    for (const auto &[name, value] : coords)
+      at += (at.empty() ? " at " : ", ") + name + " = " + value;
+    diags_.error(SourceRange(iv.binding->loc.valid() ? iv.binding->loc : iv.loc),
+                 "binding of " + std::string(iv.kind == IterKind::Reduce ? "reduce" : "spatial") +
+                     " axis '" + iv.var.name() + "' leaves its domain 0.." + affineString(*ext) +
+                     ": " + toString(iv.binding) + " is " + affineString(witness->value) + at +
+                     (hasWhere ? ", which the block's 'where' admits" : "") + suffix());
+  }
+
+  /// Whether the `where` holds at the witness point, the loop variables it does not fix taken
+  /// at the first value of their (narrowed) ranges; false when that cannot be evaluated.
+  bool admitted(const Expr &pred, const Point &p) const {
+    std::map<const VarNode *, int64_t> at;
+    for (const auto &[v, a] : p.at) {
+      if (!a.isConstant())
+        return false;
+      at[v] = a.constant;
+    }
+    for (const auto &[v, d] : doms_)
+      if (!at.count(v) && d.lo && d.lo->isConstant())
+        at[v] = d.lo->constant;
+    std::optional<int64_t> holds = evalAt(pred, at);
+    return holds && *holds;
+  }
+
+  const PrimFunc &f_;
+  DiagnosticEngine &diags_;
+  bool instance_;
+  std::set<const VarNode *> shapeVars_;
+  std::map<const VarNode *, Dom> doms_; // loop variables and enclosing axes
+  std::vector<const For *> loops_;      // loops around the current point, inside its block
+  std::set<const For *> reportedLoops_;
+};
 
 /// Walks one PrimFunc in program order.
 class AccessChecker {
@@ -493,16 +1136,25 @@ private:
 } // namespace tdsl::sema
 
 void tdsl::checkFunctionAccesses(const ir::Func &f, DiagnosticEngine &diags) {
-  if (auto *p = f.as<ir::PrimFunc>())
-    sema::AccessChecker(*p, diags).run();
+  if (auto *p = f.as<ir::PrimFunc>()) {
+    unsigned before = diags.errorCount();
+    sema::BindingChecker(*p, diags, /*instance=*/true).run();
+    if (diags.errorCount() == before)
+      sema::AccessChecker(*p, diags).run();
+  }
 }
 
 namespace tdsl::sema {
 
 void checkAccesses(const Module &m, DiagnosticEngine &diags) {
   for (const Func &f : m.functions())
-    if (auto *p = f.as<PrimFunc>())
-      AccessChecker(*p, diags).run();
+    if (auto *p = f.as<PrimFunc>()) {
+      unsigned before = diags.errorCount();
+      BindingChecker(*p, diags, /*instance=*/false).run();
+      // Rule 6 assumes every axis stays in its domain.
+      if (diags.errorCount() == before)
+        AccessChecker(*p, diags).run();
+    }
 }
 
 } // namespace tdsl::sema

@@ -53,6 +53,9 @@ ast::Module *ModuleLoader::load(const std::string &displayPath, const std::strin
     }
     file = *id;
   }
+  // Diagnostics in an imported file are preceded by the import stack ("In file imported from").
+  if (from)
+    sm_.setImportedFrom(file, from->pathRange.begin);
   std::unique_ptr<ast::Module> module = parseModule(sm_, file, diags_);
   if (!module)
     return nullptr;
@@ -88,6 +91,15 @@ std::string ModuleLoader::findImport(const ast::Module &importer, const ast::Imp
   }
   for (const fs::path &c : candidates) {
     if (!isFile(c))
+      continue;
+    std::string display = c.lexically_normal().string();
+    key = canonicalKey(display);
+    return display;
+  }
+  // No regular file: a directory of that name is reported as such when it is read.
+  for (const fs::path &c : candidates) {
+    std::error_code ec;
+    if (!fs::is_directory(c, ec))
       continue;
     std::string display = c.lexically_normal().string();
     key = canonicalKey(display);
@@ -226,6 +238,63 @@ void resolveGraphStmts(const ast::Module &m, std::vector<ast::GraphStmtPtr> &bod
   }
 }
 
+/// Spec §10: every func and graph defines the C symbols NAME and NAME_dlpack, next to the
+/// runtime's own `tdsl_last_error`. A name whose symbols meet another item's is an error at the
+/// later declaration; names beginning with `tdsl_` belong to the runtime; an extern's symbol
+/// may not be `tdsl_last_error` nor a DLPack entry this module defines.
+void checkSymbols(const ast::Module &m, DiagnosticEngine &diags) {
+  std::map<std::string, const ast::Item *> defined; // C symbol → the item defining it
+  for (const ast::ItemPtr &item : m.items) {
+    if (item->kind != ast::ItemKind::Func && item->kind != ast::ItemKind::Graph)
+      continue;
+    const std::string &name = declaredName(*item);
+    std::string what = std::string(itemKindName(*item)) + " '" + name + "'";
+    if (name.rfind("tdsl_", 0) == 0) {
+      diags.error(nameRange(*item), what + ": names beginning with 'tdsl_' are reserved for the "
+                                           "runtime's symbols (tdsl_last_error)");
+      continue;
+    }
+    for (const std::string &symbol : {name, name + "_dlpack"}) {
+      auto [prev, inserted] = defined.emplace(symbol, item.get());
+      if (inserted || prev->second == item.get())
+        continue;
+      if (declaredName(*prev->second) == name)
+        break; // a redefinition, reported as such
+      std::string other =
+          std::string(itemKindName(*prev->second)) + " '" + declaredName(*prev->second) + "'";
+      bool entry = symbol != name; // this item's DLPack entry meets the other's name
+      diags
+          .error(nameRange(*item),
+                 entry ? "the DLPack entry of " + what + " would be named '" + symbol +
+                             "', which is the name of " + other + " (spec §10)"
+                       : what + " has the name of the DLPack entry of " + other + " (spec §10)")
+          .note(nameRange(*prev->second), other + " is declared here");
+      break;
+    }
+  }
+  for (const ast::ItemPtr &item : m.items) {
+    auto *e = item->as<ast::ExternDecl>();
+    if (!e)
+      continue;
+    if (e->symbol == "tdsl_last_error") {
+      diags.error(e->symbolRange, "extern symbol 'tdsl_last_error' is the runtime's own");
+      continue;
+    }
+    // An extern of an own function's name is the backends' error (they see what is emitted);
+    // a DLPack entry is not theirs to compare.
+    auto it = defined.find(e->symbol);
+    if (it == defined.end() || e->symbol == declaredName(*it->second))
+      continue;
+    std::string other =
+        std::string(itemKindName(*it->second)) + " '" + declaredName(*it->second) + "'";
+    bool entry = e->symbol != declaredName(*it->second);
+    diags
+        .error(e->symbolRange, "extern symbol '" + e->symbol + "' is defined by this module's " +
+                                   other + (entry ? " (its DLPack entry)" : ""))
+        .note(nameRange(*it->second), other + " is declared here");
+  }
+}
+
 } // namespace
 
 void resolveNames(const std::vector<ast::Module *> &modules, DiagnosticEngine &diags) {
@@ -242,6 +311,7 @@ void resolveNames(const std::vector<ast::Module *> &modules, DiagnosticEngine &d
                                                 itemKindName(*prev->second) + " '" + name +
                                                 "' is here");
     }
+    checkSymbols(*m, diags);
     std::map<std::pair<std::string, std::string>, const ast::ScheduleDecl *> schedules;
     for (ast::ItemPtr &item : m->items) {
       if (auto *g = item->as<ast::GraphDecl>())

@@ -534,11 +534,83 @@ void SignatureChecker::generics(const std::vector<ast::GenericParam> &gs, std::v
   }
 }
 
+namespace {
+
+/// The names an expression mentions.
+void namesIn(const ast::Expr &e, std::vector<const ast::NameExpr *> &out) {
+  switch (e.kind) {
+  case ast::ExprKind::Name:
+    out.push_back(static_cast<const ast::NameExpr *>(&e));
+    return;
+  case ast::ExprKind::Load:
+    for (auto &i : static_cast<const ast::LoadExpr &>(e).indices)
+      namesIn(*i, out);
+    return;
+  case ast::ExprKind::Call:
+    for (auto &a : static_cast<const ast::CallExpr &>(e).args)
+      namesIn(*a, out);
+    return;
+  case ast::ExprKind::Unary:
+    namesIn(*static_cast<const ast::UnaryExpr &>(e).operand, out);
+    return;
+  case ast::ExprKind::Binary: {
+    auto &b = static_cast<const ast::BinaryExpr &>(e);
+    namesIn(*b.lhs, out);
+    namesIn(*b.rhs, out);
+    return;
+  }
+  default:
+    return;
+  }
+}
+
+} // namespace
+
+Expr SignatureChecker::dimension(const ast::Expr &d, const std::string &what) {
+  // Only literals, shape variables and generic constants make a dimension (spec §4): a scalar
+  // input's value is not known where buffers are allocated and shapes are checked.
+  bool badName = false;
+  std::vector<const ast::NameExpr *> names;
+  namesIn(d, names);
+  for (const ast::NameExpr *n : names) {
+    const Symbol *sym = scopes.lookup(n->name);
+    if (!sym || sym->kind == SymbolKind::ShapeVar || sym->kind == SymbolKind::Const ||
+        sym->kind == SymbolKind::Invalid || sym->kind == SymbolKind::Buffer)
+      continue;
+    const char *kind = sym->kind == SymbolKind::Scalar    ? "scalar input"
+                       : sym->kind == SymbolKind::LoopVar ? "loop variable"
+                       : sym->kind == SymbolKind::Axis    ? "block axis"
+                                                          : "local";
+    diags
+        .error(n->range, std::string(kind) + " '" + n->name + "' used in " + what +
+                             "; a dimension is built from literals, shape variables and generic "
+                             "constants")
+        .note(sym->range, "'" + n->name + "' is declared here");
+    badName = true;
+  }
+  if (badName)
+    return {};
+  ExprChecker ec{scopes, diags};
+  ec.loopVarsVisible = false;
+  Expr e = ec.check(d, DType::i64());
+  if (!e.defined())
+    return {};
+  if (e.dtype() != DType::i64()) {
+    diags.error(d.range, "a dimension must be an i64 expression, got " + e.dtype().name());
+    return {};
+  }
+  if (!checkExtent(e, d.range, what, diags))
+    return {};
+  return e;
+}
+
 std::optional<std::vector<Expr>> SignatureChecker::shape(const ast::Type &t, bool introduce,
-                                                         std::vector<Var> &shapeVars) {
+                                                         std::vector<Var> &shapeVars,
+                                                         const std::string &owner) {
   std::vector<Expr> dims;
   bool ok = true;
-  for (const ast::ExprPtr &d : t.dims) {
+  for (size_t index = 0; index < t.dims.size(); ++index) {
+    const ast::ExprPtr &d = t.dims[index];
     if (auto *n = d->as<ast::NameExpr>(); n && introduce && !scopes.lookup(n->name)) {
       Var v(n->name, DType::i64(), locOf(*n));
       scopes.declare(n->name,
@@ -553,25 +625,18 @@ std::optional<std::vector<Expr>> SignatureChecker::shape(const ast::Type &t, boo
       ok = false;
       continue;
     }
-    ExprChecker ec{scopes, diags};
-    ec.loopVarsVisible = false;
-    Expr e = ec.check(*d, DType::i64());
+    Expr e = dimension(*d, "dimension " + std::to_string(index) +
+                               (owner.empty() ? std::string() : " of '" + owner + "'"));
     if (!e.defined()) {
       ok = false;
       continue;
     }
-    if (e.dtype() != DType::i64()) {
-      diags.error(d->range, "a dimension must be an i64 expression, got " + e.dtype().name());
-      ok = false;
-      continue;
-    }
-    if (auto c = asConstInt(e); c && *c < 0) {
-      diags.error(d->range, "negative dimension " + std::to_string(*c));
-      ok = false;
-    }
     dims.push_back(e);
   }
   if (!ok)
+    return std::nullopt;
+  if (!checkElementCount(parseDType(t.dtype.name).value_or(DType::u8()), dims, t.range,
+                         owner.empty() ? "tensor" : "'" + owner + "'", diags))
     return std::nullopt;
   return dims;
 }
@@ -606,7 +671,8 @@ bool SignatureChecker::params(const std::vector<ast::Param> &ps, BufferRole role
       inputs.push_back(FuncParam::scalarVar(v));
       continue;
     }
-    std::optional<std::vector<Expr>> dims = shape(p.type, role == BufferRole::Input, shapeVars);
+    std::optional<std::vector<Expr>> dims =
+        shape(p.type, role == BufferRole::Input, shapeVars, p.name.name);
     if (!dims) {
       ok = false;
       continue;
@@ -738,7 +804,7 @@ private:
       failed_ = true;
       return {};
     }
-    std::optional<std::vector<Expr>> dims = sig.shape(a.type, false, none);
+    std::optional<std::vector<Expr>> dims = sig.shape(a.type, false, none, a.name.name);
     if (!t || !dims) {
       failed_ = true;
       return {};
@@ -767,9 +833,12 @@ private:
     out.assign(rank, StorageAlign{});
     for (const ast::AllocStmt::Align &al : a.aligns) {
       auto lit = [&](const ast::Expr &e) -> std::optional<int64_t> {
-        if (auto *i = e.as<ast::IntLit>())
+        if (auto *i = e.as<ast::IntLit>(); i && i->value <= uint64_t(INT64_MAX))
           return static_cast<int64_t>(i->value);
-        diags_.error(e.range, "@align arguments must be integer literals");
+        diags_.error(e.range,
+                     e.as<ast::IntLit>()
+                         ? "@align argument '" + e.as<ast::IntLit>()->text + "' does not fit in i64"
+                         : std::string("@align arguments must be integer literals"));
         return std::nullopt;
       };
       auto axis = lit(*al.axis), factor = lit(*al.factor), offset = lit(*al.offset);
@@ -813,11 +882,34 @@ private:
       failed_ = true;
       return {};
     }
+    // Bounds may be negative (an empty loop), but not divide by zero or overflow.
+    bool boundsOk = true;
+    for (auto [e, at] : {std::pair{lo, f.lo.get()}, std::pair{hi, f.hi.get()}}) {
+      ConstResult r = evalConstant(e);
+      if (r.kind == ConstResult::DivByZero || r.kind == ConstResult::Overflow) {
+        diags_.error(r.at.valid() ? SourceRange(r.at) : at->range,
+                     "bound of loop '" + f.var.name + "' " +
+                         (r.kind == ConstResult::DivByZero ? "divides by zero" : "overflows i64"));
+        boundsOk = false;
+      }
+    }
+    if (!boundsOk) {
+      failed_ = true;
+      return {};
+    }
     Expr extent = hi - lo;
-    if (auto l = asConstInt(lo), h = asConstInt(hi); l && h)
-      extent = intImm(*h - *l);
-    else if (isConstInt(lo, 0))
+    if (auto l = asConstInt(lo), h = asConstInt(hi); l && h) {
+      std::optional<int64_t> n = checkedSub(*h, *l);
+      if (!n) {
+        diags_.error(SourceRange(f.lo->range.begin, f.hi->range.end),
+                     "the extent of loop '" + f.var.name + "' overflows i64");
+        failed_ = true;
+        return {};
+      }
+      extent = intImm(*n);
+    } else if (isConstInt(lo, 0)) {
       extent = hi;
+    }
     Var v(f.var.name, DType::i64(), locOf(f.var));
     scopes_.push();
     scopes_.declare(f.var.name,
@@ -882,6 +974,9 @@ private:
       IterVar iv;
       iv.kind = a.kind == ast::AxisKind::Reduce ? IterKind::Reduce : IterKind::Spatial;
       iv.extent = loopExpr(*a.extent);
+      if (iv.extent.defined() &&
+          !checkExtent(iv.extent, a.extent->range, "extent of axis '" + a.name.name + "'", diags_))
+        iv.extent = Expr();
       if (a.binding)
         iv.binding = loopExpr(*a.binding);
       iv.loc = locOf(a);

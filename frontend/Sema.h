@@ -36,7 +36,8 @@ void checkFunctionAccesses(const ir::Func &f, DiagnosticEngine &diags);
 /// --schedule files, which replace the source's schedule of the same function and target. A
 /// targeted schedule wins over the untargeted one. Parameters take their defaults, overridden by
 /// `-D NAME=V` / `-D FUNC.NAME=V` (the names used are added to `usedDefines`) in the schedules
-/// of the functions `takesDefines` accepts (every function when it is empty).
+/// of the functions `takesDefines` accepts (every function when it is empty). For a target other
+/// than cuda, an `alloc … scope(shared)` in one of those functions is an error at the alloc.
 std::vector<ir::ScheduleScript>
 buildSchedules(const std::vector<ast::Module *> &modules,
                const std::vector<ast::Module *> &scheduleFiles, Target target,

@@ -12,6 +12,7 @@
 #include "support/Diagnostics.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -22,42 +23,51 @@ using namespace ir;
 namespace {
 
 /// Replaces variables by expressions and folds integer constants, so that shapes of a callee
-/// instantiated with a call's arguments can be compared.
+/// instantiated with a call's arguments can be compared. Folding is exact (evalConstant): a
+/// division by zero or an i64 overflow is left unfolded and recorded in `problem`.
 class FoldingSubstituter : public IRMutator {
 public:
   explicit FoldingSubstituter(const std::map<const VarNode *, Expr> &map) : map_(map) {}
+  std::string problem; // "divides by zero" or "overflows i64", for the first one met
 
 protected:
   Expr visit(const VarRef *op) override {
     auto it = map_.find(op->var.get());
     return it == map_.end() ? Expr(op) : it->second;
   }
-#define TDSL_FOLD(NODE, OP)                                                                        \
-  Expr visit(const NODE *op) override {                                                            \
-    Expr e = IRMutator::visit(op);                                                                 \
-    auto *n = e.as<NODE>();                                                                        \
-    if (!n)                                                                                        \
-      return e;                                                                                    \
-    auto a = asConstInt(n->a), b = asConstInt(n->b);                                               \
-    if (!a || !b || !n->type.isInteger())                                                          \
-      return e;                                                                                    \
-    return IntImm::make(n->type, OP);                                                              \
-  }
-  TDSL_FOLD(Add, int64_t(uint64_t(*a) + uint64_t(*b)))
-  TDSL_FOLD(Sub, int64_t(uint64_t(*a) - uint64_t(*b)))
-  TDSL_FOLD(Mul, int64_t(uint64_t(*a) * uint64_t(*b)))
-  TDSL_FOLD(Div, *b == 0 ? 0 : floorDiv(*a, *b))
-  TDSL_FOLD(Mod, *b == 0 ? 0 : floorMod(*a, *b))
-  TDSL_FOLD(Min, std::min(*a, *b))
-  TDSL_FOLD(Max, std::max(*a, *b))
+#define TDSL_FOLD(NODE)                                                                            \
+  Expr visit(const NODE *op) override { return fold(IRMutator::visit(op)); }
+  TDSL_FOLD(Add)
+  TDSL_FOLD(Sub)
+  TDSL_FOLD(Mul)
+  TDSL_FOLD(Div)
+  TDSL_FOLD(Mod)
+  TDSL_FOLD(Min)
+  TDSL_FOLD(Max)
+  TDSL_FOLD(Neg)
 #undef TDSL_FOLD
 
 private:
+  Expr fold(const Expr &e) {
+    if (!e.dtype().isInteger())
+      return e;
+    ConstResult r = evalConstant(e);
+    if (r.kind == ConstResult::Value)
+      return IntImm::make(e.dtype(), r.value, e->loc);
+    if (r.kind != ConstResult::NotConstant && problem.empty())
+      problem = r.kind == ConstResult::DivByZero ? "divides by zero" : "overflows i64";
+    return e;
+  }
   const std::map<const VarNode *, Expr> &map_;
 };
 
-Expr substituteAndFold(const Expr &e, const std::map<const VarNode *, Expr> &map) {
-  return FoldingSubstituter(map).mutate(e);
+Expr substituteAndFold(const Expr &e, const std::map<const VarNode *, Expr> &map,
+                       std::string *problem = nullptr) {
+  FoldingSubstituter s(map);
+  Expr out = s.mutate(e);
+  if (problem && problem->empty())
+    *problem = s.problem;
+  return out;
 }
 
 bool sameDim(const Expr &a, const Expr &b) {
@@ -67,13 +77,14 @@ bool sameDim(const Expr &a, const Expr &b) {
   return toString(a) == toString(b);
 }
 
-/// The product of a shape, as written: `B * 784`.
+/// The product of a shape, as written: `B * 784` (the shapes have been checked: constant
+/// products fit in i64).
 std::string elementCount(const std::vector<Expr> &shape) {
   int64_t n = 1;
   std::string symbolic;
   for (const Expr &d : shape) {
     if (auto c = asConstInt(d))
-      n *= *c;
+      n = checkedMul(n, *c).value_or(0);
     else
       symbolic += (symbolic.empty() ? "" : " * ") + toString(d);
   }
@@ -89,13 +100,13 @@ bool sameElementCount(const std::vector<Expr> &a, const std::vector<Expr> &b) {
   std::multiset<std::string> sa, sb;
   for (const Expr &d : a) {
     if (auto c = asConstInt(d))
-      na *= *c;
+      na = checkedMul(na, *c).value_or(0);
     else
       sa.insert(toString(d));
   }
   for (const Expr &d : b) {
     if (auto c = asConstInt(d))
-      nb *= *c;
+      nb = checkedMul(nb, *c).value_or(0);
     else
       sb.insert(toString(d));
   }
@@ -386,7 +397,13 @@ private:
       Expr c = ec.check(*cv.constArgs[i], DType::i64());
       if (!c.defined())
         return std::nullopt;
-      c = substituteAndFold(c, {}); // folds `2 * 1` to 2, so that shapes compare
+      std::string problem;
+      c = substituteAndFold(c, {}, &problem); // folds `2 * 1` to 2, so that shapes compare
+      if (!problem.empty()) {
+        diags_.error(cv.constArgs[i]->range,
+                     "constant argument " + std::to_string(i + 1) + " of " + cname + " " + problem);
+        return std::nullopt;
+      }
       subst[(*constVars)[i].get()] = c;
       out.constArgs.push_back(c);
     }
@@ -440,8 +457,27 @@ private:
     // Outputs: the callee's output types under the substitution.
     for (size_t i = 0; i < outs.size(); ++i) {
       std::vector<Expr> shape;
-      for (const Expr &d : outs[i].shape())
-        shape.push_back(substituteAndFold(d, subst));
+      for (const Expr &d : outs[i].shape()) {
+        // The callee's output shape under this call's constants and shapes (spec §4: a
+        // dimension that divides by zero or is negative is an error, here at the call).
+        std::string problem;
+        shape.push_back(substituteAndFold(d, subst, &problem));
+        auto c = asConstInt(shape.back());
+        if (problem.empty() && c && *c < 0)
+          problem = "is negative (" + std::to_string(*c) + ")";
+        if (!problem.empty()) {
+          diags_
+              .error(cv.callee.range, "in this call of " + cname + ", dimension " +
+                                          std::to_string(shape.size() - 1) + " (" + toString(d) +
+                                          ") of its output '" + outs[i].name() + "' " + problem)
+              .note(SourceRange(outs[i]->loc), "'" + outs[i].name() + "' declared here");
+          return std::nullopt;
+        }
+      }
+      if (!checkElementCount(outs[i].dtype(), shape, cv.callee.range,
+                             "in this call of " + cname + ", its output '" + outs[i].name() + "'",
+                             diags_))
+        return std::nullopt;
       if (i == 0 && cv.declaredType) {
         SignatureChecker sig{scopes_, diags_};
         std::optional<DType> dt = sig.dtype(cv.declaredType->dtype);
@@ -494,7 +530,16 @@ private:
                                    "dimension " + std::to_string(d) + " of '" + arg.name() + "'"};
         continue;
       }
-      Expr want = substituteAndFold(pd, subst);
+      std::string problem;
+      Expr want = substituteAndFold(pd, subst, &problem);
+      if (!problem.empty()) {
+        diags_
+            .error(at.range, "in this call of " + cname + ", dimension " + std::to_string(d) +
+                                 " (" + toString(pd) + ") of parameter '" + param.name() + "' " +
+                                 problem)
+            .note(SourceRange(param->loc), "'" + param.name() + "' declared here");
+        return false;
+      }
       if (sameDim(want, arg.shape()[d]))
         continue;
       std::string expected =
@@ -523,13 +568,17 @@ private:
     }
     std::vector<Expr> dims;
     for (const ast::ExprPtr &d : r.shape) {
-      ExprChecker ec{scopes_, diags_};
-      Expr e = ec.check(*d, DType::i64());
+      SignatureChecker sig{scopes_, diags_};
+      Expr e = sig.dimension(*d, "dimension " + std::to_string(dims.size()) + " of the reshape");
       if (!e.defined()) {
         failed_ = true;
         return std::nullopt;
       }
       dims.push_back(e);
+    }
+    if (!checkElementCount(src->buffer.dtype(), dims, r.range, "the reshape", diags_)) {
+      failed_ = true;
+      return std::nullopt;
     }
     if (!sameElementCount(src->buffer.shape(), dims)) {
       diags_.error(r.range, "reshape changes the element count: '" + r.source.name + "' of type " +
@@ -607,6 +656,29 @@ Func buildExtern(const ast::ExternDecl &e, const std::string &name, DiagnosticEn
   ok &= sig.params(e.outputs, BufferRole::Output, inputs, outputs, shapeVars, false);
   if (!ok)
     return {};
+  // The symbol is called from C and C++ (spec §8, §10): it must be an identifier there.
+  bool identifier = !e.symbol.empty() && !std::isdigit(static_cast<unsigned char>(e.symbol[0]));
+  for (char ch : e.symbol)
+    identifier &= (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') &&
+                  static_cast<unsigned char>(ch) < 0x80;
+  if (!identifier && !e.symbol.empty()) {
+    std::string shown;
+    for (char ch : e.symbol) {
+      unsigned char u = static_cast<unsigned char>(ch);
+      if (ch == '"' || ch == '\\')
+        shown += std::string("\\") + ch;
+      else if (ch == '\n')
+        shown += "\\n";
+      else if (u < 0x20 || u >= 0x7f)
+        shown += "\\x" + std::string(1, "0123456789abcdef"[u >> 4]) + "0123456789abcdef"[u & 15];
+      else
+        shown += ch;
+    }
+    diags.error(e.symbolRange, "extern symbol \"" + shown +
+                                   "\" is not a C identifier (letters, digits and '_', not "
+                                   "starting with a digit)");
+    return {};
+  }
   if (e.pure && outputs.empty()) {
     diags.error(e.name.range,
                 "pure extern '" + e.name.name + "' has no outputs; it would compute nothing");

@@ -86,12 +86,48 @@ struct SignatureChecker {
 
   std::optional<ir::DType> dtype(const ast::Ident &id);
   void generics(const std::vector<ast::GenericParam> &gs, std::vector<ir::Var> &out);
+  /// One dimension (`what` names it in messages): built from literals, shape variables and
+  /// generic constants, i64, checked by checkExtent. Undefined after an error.
+  ir::Expr dimension(const ast::Expr &d, const std::string &what);
+  /// The dimensions of tensor type `t` (of the buffer `owner`, named in messages when given):
+  /// literals, shape variables and generic constants; checked by checkExtent and
+  /// checkElementCount. `introduce`: a whole-dimension name not yet declared is a new shape
+  /// variable (inputs).
   std::optional<std::vector<ir::Expr>> shape(const ast::Type &t, bool introduce,
-                                             std::vector<ir::Var> &shapeVars);
+                                             std::vector<ir::Var> &shapeVars,
+                                             const std::string &owner = "");
   bool params(const std::vector<ast::Param> &ps, ir::BufferRole role,
               std::vector<ir::FuncParam> &inputs, std::vector<ir::Buffer> &outputs,
               std::vector<ir::Var> &shapeVars, bool allowScalars);
 };
+
+/// The exact value of an integer expression over constants (spec §4 dimensions and extents):
+/// i64 arithmetic is checked, narrower types wrap, `/` and `%` are floor division and modulo.
+/// A division by a constant zero is found even when the dividend is symbolic (`N / 0`).
+struct ConstResult {
+  enum Kind { NotConstant, Value, DivByZero, Overflow } kind = NotConstant;
+  int64_t value = 0;
+  SourceLoc at; // the operation that divides by zero or overflows
+};
+ConstResult evalConstant(const ir::Expr &e);
+
+/// i64 arithmetic without undefined behaviour: std::nullopt on overflow (or division by zero).
+std::optional<int64_t> checkedAdd(int64_t a, int64_t b);
+std::optional<int64_t> checkedSub(int64_t a, int64_t b);
+std::optional<int64_t> checkedMul(int64_t a, int64_t b);
+std::optional<int64_t> checkedFloorDiv(int64_t a, int64_t b);
+std::optional<int64_t> checkedFloorMod(int64_t a, int64_t b);
+
+/// A dimension or extent `e`: an error when it divides by zero or overflows i64 (at the
+/// operation) or is a negative constant (at `at`). `what` names it ("dimension 0 of 'C'").
+bool checkExtent(const ir::Expr &e, SourceRange at, const std::string &what,
+                 DiagnosticEngine &diags, const std::string &tail = "");
+/// A constant shape whose element count, or size in bytes, does not fit in i64 is an error at
+/// `at` (spec §4; byte offsets are i64 in compiled code). Symbolic shapes pass. `tail` ends the
+/// messages of both.
+bool checkElementCount(ir::DType t, const std::vector<ir::Expr> &shape, SourceRange at,
+                       const std::string &what, DiagnosticEngine &diags,
+                       const std::string &tail = "");
 
 /// Callables built so far, by their AST item (graph calls resolve through this).
 using FuncTable = std::map<const ast::Item *, ir::Func>;

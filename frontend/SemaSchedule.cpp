@@ -24,6 +24,11 @@ std::optional<int64_t> constEval(const ast::Expr &e, const std::map<std::string,
                                  DiagnosticEngine &diags) {
   switch (e.kind) {
   case ast::ExprKind::Int:
+    if (static_cast<const ast::IntLit &>(e).value > uint64_t(INT64_MAX)) {
+      diags.error(e.range, "integer literal '" + static_cast<const ast::IntLit &>(e).text +
+                               "' does not fit in i64");
+      return std::nullopt;
+    }
     return static_cast<int64_t>(static_cast<const ast::IntLit &>(e).value);
   case ast::ExprKind::Name: {
     auto &n = static_cast<const ast::NameExpr &>(e);
@@ -37,39 +42,47 @@ std::optional<int64_t> constEval(const ast::Expr &e, const std::map<std::string,
     auto &u = static_cast<const ast::UnaryExpr &>(e);
     if (u.op != ast::UnaryOp::Neg)
       break;
+    if (auto *lit = u.operand->as<ast::IntLit>(); lit && lit->value == uint64_t(INT64_MAX) + 1)
+      return INT64_MIN; // -9223372036854775808
     auto v = constEval(*u.operand, params, diags);
     if (!v)
       return std::nullopt;
-    return -*v;
+    if (std::optional<int64_t> r = checkedSub(0, *v))
+      return r;
+    diags.error(e.range, "integer overflow in a schedule argument");
+    return std::nullopt;
   }
   case ast::ExprKind::Binary: {
     auto &b = static_cast<const ast::BinaryExpr &>(e);
     auto l = constEval(*b.lhs, params, diags), r = constEval(*b.rhs, params, diags);
     if (!l || !r)
       return std::nullopt;
+    std::optional<int64_t> v;
     switch (b.op) {
     case ast::BinaryOp::Add:
-      return *l + *r;
+      v = checkedAdd(*l, *r);
+      break;
     case ast::BinaryOp::Sub:
-      return *l - *r;
+      v = checkedSub(*l, *r);
+      break;
     case ast::BinaryOp::Mul:
-      return *l * *r;
+      v = checkedMul(*l, *r);
+      break;
     case ast::BinaryOp::Div:
     case ast::BinaryOp::Mod:
       if (*r == 0) {
         diags.error(b.range, "division by zero in a schedule argument");
         return std::nullopt;
       }
-      {
-        int64_t q = *l / *r;
-        if ((*l % *r != 0) && ((*l < 0) != (*r < 0)))
-          --q;
-        return b.op == ast::BinaryOp::Div ? q : *l - q * *r;
-      }
-    default:
+      v = b.op == ast::BinaryOp::Div ? checkedFloorDiv(*l, *r) : checkedFloorMod(*l, *r);
       break;
+    default:
+      diags.error(e.range, "expected an integer constant expression");
+      return std::nullopt;
     }
-    break;
+    if (!v)
+      diags.error(b.range, "integer overflow in a schedule argument");
+    return v;
   }
   default:
     break;
@@ -149,6 +162,23 @@ private:
   DiagnosticEngine &diags_;
 };
 
+/// `alloc … scope(shared)` in the body of `f`, outside cuda compilations: an error at the alloc
+/// (spec §5, §7: shared memory exists on the cuda target only).
+void sharedAllocs(const std::vector<ast::StmtPtr> &body, DiagnosticEngine &diags) {
+  for (const ast::StmtPtr &s : body) {
+    if (auto *a = s->as<ast::AllocStmt>()) {
+      if (a->scope == ast::Scope::Shared)
+        diags.error(a->range, "'" + a->name.name +
+                                  "' is allocated in scope(shared), which exists on the cuda "
+                                  "target only; this function is compiled for the cpu");
+    } else if (auto *f = s->as<ast::ForStmt>()) {
+      sharedAllocs(f->body, diags);
+    } else if (auto *b = s->as<ast::BlockStmt>()) {
+      sharedAllocs(b->body, diags);
+    }
+  }
+}
+
 } // namespace
 } // namespace sema
 
@@ -158,6 +188,15 @@ buildSchedules(const std::vector<ast::Module *> &modules,
                const Defines &defines, std::set<std::string> &usedDefines, DiagnosticEngine &diags,
                const std::function<bool(const std::string &)> &takesDefines) {
   const std::string target = targetName(targetKind);
+  // A function compiled for another target than cuda cannot have shared buffers.
+  if (targetKind != Target::CUDA)
+    for (size_t i = 0; i < modules.size(); ++i)
+      for (const ast::ItemPtr &item : modules[i]->items)
+        if (auto *f = item->as<ast::FuncDecl>()) {
+          std::string fn = (i == 0 ? "" : modules[i]->name + ".") + f->name.name;
+          if (!takesDefines || takesDefines(fn))
+            sema::sharedAllocs(f->body, diags);
+        }
   // (function, target) → the schedule that applies; later sources replace earlier ones.
   std::map<std::pair<std::string, std::string>, std::pair<const ast::ScheduleDecl *, std::string>>
       chosen;

@@ -717,8 +717,7 @@ Expr floatConstant(DType type, double value);
 
 /// A constant of `type` with the given value: an IntImm for integer and bool types, a FloatImm
 /// for float types. A non-integral value for an integer type is an internal error.
-template <typename T>
-  requires std::is_arithmetic_v<T>
+template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
 Expr constant(DType type, T value) {
   if constexpr (std::is_floating_point_v<T>)
     return detail::floatConstant(type, static_cast<double>(value));
@@ -765,14 +764,12 @@ Expr operator/(Expr a, Expr b);
 Expr operator%(Expr a, Expr b);
 Expr operator-(Expr a);
 #define TDSL_IR_DECLARE_SCALAR_OPS(OP)                                                             \
-  template <typename T>                                                                            \
-    requires std::is_arithmetic_v<T>                                                               \
+  template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>                        \
   Expr operator OP(Expr a, T b) {                                                                  \
     Expr rhs = constant(a.dtype(), b);                                                             \
     return std::move(a) OP std::move(rhs);                                                         \
   }                                                                                                \
-  template <typename T>                                                                            \
-    requires std::is_arithmetic_v<T>                                                               \
+  template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>                        \
   Expr operator OP(T a, Expr b) {                                                                  \
     Expr lhs = constant(b.dtype(), a);                                                             \
     return std::move(lhs) OP std::move(b);                                                         \

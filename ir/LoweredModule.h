@@ -24,6 +24,11 @@ struct LoweredFunc {
   /// The lowered form: no blocks, rank-1 buffers; its inputs and outputs are the flat forms of
   /// `signature`'s, position by position.
   Func lowered;
+  /// Whether an object of the module exports it (spec §10): external linkage, both entries, a
+  /// prototype in the header. Only the file's own items are; every other function an object
+  /// defines (an imported function, an instance or a fused function a graph calls) is private
+  /// to it, so that objects that import the same module link together.
+  bool exported = true;
 
   bool isGraph() const { return source.as<GraphFunc>() != nullptr; }
 };
@@ -32,6 +37,8 @@ struct LoweredModule {
   /// The scheduled module (what `--emit=ir` prints; the externs graphs call).
   Module module;
   /// The emitted functions in emission order: the PrimFuncs, then the graphs (which call them).
+  /// CPU: the file's own PrimFuncs and graphs without open generic constants (or the one that
+  /// --func names) and, transitively, every function an emitted graph calls.
   std::vector<LoweredFunc> funcs;
   /// The ExternFuncs of `module`, in module order.
   std::vector<Func> externs;

@@ -10,9 +10,9 @@
 
 #include "ir/IR.h"
 
-#include <concepts>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -36,8 +36,7 @@ Stmt substitute(const Stmt &s, const std::function<Expr(const Var &)> &replace);
 /// Pairs in order (the first pair of a variable counts). A template, so that a braced list
 /// `substitute(e, {{v, x}})` picks the map form above instead of being ambiguous.
 using VarPairs = std::vector<std::pair<Var, Expr>>;
-template <typename Node, typename Pairs>
-  requires std::same_as<Pairs, VarPairs>
+template <typename Node, typename Pairs, std::enable_if_t<std::is_same_v<Pairs, VarPairs>, int> = 0>
 Node substitute(const Node &node, const Pairs &pairs) {
   if (pairs.empty())
     return node;

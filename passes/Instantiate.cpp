@@ -5,6 +5,7 @@
 #include "passes/Instantiate.h"
 
 #include "ir/IRMutator.h"
+#include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 
 #include <map>
@@ -14,6 +15,37 @@ namespace tdsl {
 using namespace ir;
 
 namespace {
+
+/// Whether an i64 operation of `e` on constants overflows: such a shape or extent is left
+/// unfolded (simplify() would wrap it), so that the checks of the instance report it (spec §4).
+bool overflows(const Expr &e) {
+  struct V : IRVisitor {
+    bool found = false;
+    void check(const ExprNode *op, const Expr &a, const Expr &b, char kind) {
+      auto x = asConstInt(a), y = asConstInt(b);
+      int64_t r;
+      if (found || !x || !y || op->type != DType::i64())
+        return;
+      found = kind == '+'   ? __builtin_add_overflow(*x, *y, &r)
+              : kind == '-' ? __builtin_sub_overflow(*x, *y, &r)
+                            : __builtin_mul_overflow(*x, *y, &r);
+    }
+    void visit(const Add *op) override {
+      IRVisitor::visit(op);
+      check(op, op->a, op->b, '+');
+    }
+    void visit(const Sub *op) override {
+      IRVisitor::visit(op);
+      check(op, op->a, op->b, '-');
+    }
+    void visit(const Mul *op) override {
+      IRVisitor::visit(op);
+      check(op, op->a, op->b, '*');
+    }
+  } v;
+  v.visitExpr(e);
+  return v.found;
+}
 
 class ConstSubstituter : public IRMutator {
 public:
@@ -27,7 +59,9 @@ public:
     bool changed = false;
     std::vector<Expr> shape;
     for (const Expr &d : b.shape()) {
-      shape.push_back(simplify(mutate(d)));
+      Expr m = mutate(d);
+      overflow |= overflows(m);
+      shape.push_back(overflows(m) ? m : simplify(m));
       changed |= !shape.back().sameAs(d);
     }
     Buffer out =
@@ -42,6 +76,24 @@ protected:
     if (it == values_.end())
       return op;
     return IntImm::make(op->var.dtype(), it->second, op->loc);
+  }
+
+public:
+  bool overflow = false; // some shape, bound or extent overflows i64 once substituted
+
+protected:
+  Stmt visit(const For *op) override {
+    Stmt s = IRMutator::visit(op);
+    if (auto *f = s.as<For>())
+      overflow |= overflows(f->min) || overflows(f->extent);
+    return s;
+  }
+  Stmt visit(const Block *op) override {
+    Stmt s = IRMutator::visit(op);
+    if (auto *b = s.as<Block>())
+      for (const IterVar &iv : b->iterVars)
+        overflow |= overflows(iv.extent);
+    return s;
   }
 
 private:
@@ -61,8 +113,9 @@ Func instantiate(const Func &f, const std::vector<int64_t> &values) {
   ConstSubstituter sub(map);
   Func g = sub.mutateFunc(f);
   const PrimFunc *q = g.as<PrimFunc>();
+  // An overflowing shape or extent stays as written, for the checks to report.
   return PrimFunc::make(q->name, {}, q->inputs, q->outputs, q->shapeVars, q->allocBuffers,
-                        simplify(q->body), q->loc);
+                        sub.overflow ? q->body : simplify(q->body), q->loc);
 }
 
 } // namespace tdsl

@@ -2,6 +2,7 @@
 #include "passes/Pipeline.h"
 
 #include "ir/IRPrinter.h"
+#include "ir/Utils.h"
 #include "passes/Instantiate.h"
 #include "passes/graph/Graph.h"
 #include "passes/lower/LowerGraph.h"
@@ -17,20 +18,6 @@ namespace tdsl {
 
 namespace {
 
-/// The callees of the calls in graph `g` (dataflow regions included).
-std::set<std::string> calleesOf(const ir::GraphFunc &g) {
-  std::set<std::string> out;
-  for (const ir::GraphItem &item : g.body) {
-    if (const auto *c = std::get_if<ir::CallBinding>(&item))
-      out.insert(c->callee);
-    if (const auto *df = std::get_if<ir::DataflowBlock>(&item))
-      for (const ir::GraphBinding &b : df->bindings)
-        if (const auto *c = std::get_if<ir::CallBinding>(&b))
-          out.insert(c->callee);
-  }
-  return out;
-}
-
 /// `roots` and every function they call, directly or not.
 std::set<std::string> reachableFrom(const ir::Module &m, const std::vector<std::string> &roots) {
   std::set<std::string> seen(roots.begin(), roots.end());
@@ -39,7 +26,7 @@ std::set<std::string> reachableFrom(const ir::Module &m, const std::vector<std::
     ir::Func f = m.lookup(work.back());
     work.pop_back();
     if (const auto *g = f.defined() ? f.as<ir::GraphFunc>() : nullptr)
-      for (const std::string &c : calleesOf(*g))
+      for (const std::string &c : ir::graphCallees(*g))
         if (seen.insert(c).second)
           work.push_back(c);
   }
@@ -56,7 +43,7 @@ void dropUncalled(ir::Module &m, const std::vector<graph::DerivedFunc> &instance
       made.insert(d.name);
   for (const ir::Func &f : m.functions())
     if (const auto *g = f.as<ir::GraphFunc>()) {
-      std::set<std::string> c = calleesOf(*g);
+      std::vector<std::string> c = ir::graphCallees(*g);
       called.insert(c.begin(), c.end());
     }
   // The ones kept go before the module's first graph, where a re-parse of the printed IR puts
@@ -434,27 +421,35 @@ lower::LowerOptions Pipeline::Run::lowerOptions() {
 }
 
 bool Pipeline::Run::lowerFuncs() {
-  // The functions the CPU backends emit: the PrimFuncs without open constants, then the graphs
-  // (--func NAME: that function and, for a graph, the functions it calls).
-  std::set<std::string> wanted;
-  if (!opts.func.empty()) {
-    wanted.insert(opts.func);
-    if (const auto *g = module.lookup(opts.func).as<ir::GraphFunc>())
-      for (const std::string &callee : calleesOf(*g))
-        wanted.insert(callee);
-  }
+  // The functions the CPU backends emit: the file's own PrimFuncs and graphs without open
+  // constants (--func NAME: that one), then, transitively, what the emitted graphs call.
+  auto closed = [](const ir::Func &f) {
+    if (const auto *p = f.as<ir::PrimFunc>())
+      return p->constVars.empty();
+    if (const auto *g = f.as<ir::GraphFunc>())
+      return g->constVars.empty();
+    return false; // externs are defined by their library
+  };
+  auto exported = [&](const std::string &name) {
+    return opts.ownNames ? opts.ownNames->count(name) != 0 : isOwn(name);
+  };
+  std::vector<std::string> roots;
+  for (const ir::Func &f : module.functions())
+    if (closed(f) && exported(f.name()) && (opts.func.empty() || f.name() == opts.func))
+      roots.push_back(f.name());
+  std::set<std::string> wanted = reachableFrom(module, roots);
   std::vector<ir::Func> graphs;
   lower::LowerOptions options = lowerOptions();
   for (const ir::Func &f : module.functions()) {
-    if (!opts.func.empty() && !wanted.count(f.name()))
+    if (!wanted.count(f.name()) || !closed(f))
       continue;
-    if (const auto *p = f.as<ir::PrimFunc>(); p && p->constVars.empty())
-      lowered.funcs.push_back({f, f, lower::lowerPrimFunc(f, options)});
-    if (const auto *g = f.as<ir::GraphFunc>(); g && g->constVars.empty())
+    if (f.as<ir::GraphFunc>())
       graphs.push_back(f);
+    else
+      lowered.funcs.push_back({f, f, lower::lowerPrimFunc(f, options), exported(f.name())});
   }
   for (const ir::Func &g : graphs)
-    lowered.funcs.push_back({g, lower::graphSignature(g), ir::Func()});
+    lowered.funcs.push_back({g, lower::graphSignature(g), ir::Func(), exported(g.name())});
   return true;
 }
 
@@ -546,7 +541,7 @@ void printOwnItems(const ir::Module &m, std::ostream &os, const std::string &onl
   if (!only.empty()) {
     wanted.insert(only);
     if (auto *g = m.lookup(only).as<ir::GraphFunc>())
-      for (const std::string &c : calleesOf(*g))
+      for (const std::string &c : ir::graphCallees(*g))
         wanted.insert(c);
   }
   for (const std::string &imp : m.imports)

@@ -69,6 +69,10 @@ struct PipelineOptions {
   Defines defines;
   /// --func: only this function (and what it calls) is compiled; empty: every one.
   std::string func;
+  /// The file's own items (its funcs, graphs and externs, not those of the modules it imports
+  /// nor the functions graph passes derive): what an object exports (spec §10). Unset: every
+  /// function whose name has no '.' (imported ones are `nn.relu`).
+  std::optional<std::set<std::string>> ownNames;
   bool noSchedule = false;
   /// false: graphs as checked, no graph pass (tdsl-run --check's reference).
   bool graphPasses = true;

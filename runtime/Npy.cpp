@@ -1,8 +1,10 @@
 //===- runtime/Npy.cpp - NumPy .npy files -------------------------------------------------===//
 #include "runtime/Npy.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -114,6 +116,12 @@ std::optional<DType> dtypeFromNpyDescr(const std::string &descr) {
 }
 
 std::optional<Tensor> readNpy(const std::string &path, std::string &error) {
+  // A directory opens as a stream on Linux; reading it fails (or throws) later.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = "cannot read '" + path + "': is a directory";
+    return std::nullopt;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = "cannot open '" + path + "'";

@@ -10,5 +10,6 @@ build="${TDSL_BUILD_DIR:-$root/build}"
 [ -f "$build/build.ninja" ] || bash "$root/scripts/setup.sh" --no-build
 [ -f "$build/build.ninja" ] || cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$build" -j2 --target bench
-export OPENBLAS_CORETYPE=SkylakeX
+# SkylakeX's kernels need AVX-512; on an AVX2-only CPU they stop with an illegal instruction.
+if grep -q avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX; else export OPENBLAS_CORETYPE=Haswell; fi
 exec "$build/bin/bench_matmul" "$@"

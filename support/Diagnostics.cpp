@@ -101,7 +101,24 @@ void DiagnosticEngine::printLocation(SourceRange r) {
     os_ << kReset;
 }
 
+void DiagnosticEngine::printImportStack(uint32_t file) {
+  std::vector<SourceLoc> stack;
+  for (SourceLoc at = sm_.importedFrom(file); at.valid() && stack.size() < 64;
+       at = sm_.importedFrom(at.file))
+    stack.push_back(at);
+  for (auto it = stack.rbegin(); it != stack.rend(); ++it)
+    os_ << "In file imported from " << sm_.path(it->file) << ":" << it->line << ":" << it->col
+        << ":\n";
+}
+
 void DiagnosticEngine::print(const Diagnostic &d, bool isNote) {
+  // As Clang does for includes: the import stack precedes the first diagnostic of each run of
+  // diagnostics in an imported file.
+  if (!isNote && d.range.valid()) {
+    if (d.range.begin.file != lastFile_)
+      printImportStack(d.range.begin.file);
+    lastFile_ = d.range.begin.file;
+  }
   printLocation(d.range);
   const char *label = "error: ", *color = kRed;
   std::string suffix;

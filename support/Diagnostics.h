@@ -68,6 +68,8 @@ private:
   void print(const Diagnostic &d, bool isNote);
   void printLocation(SourceRange r);
   void printSnippet(SourceRange r);
+  /// "In file imported from FILE:LINE:COL:" for each import that led to `file`, outermost first.
+  void printImportStack(uint32_t file);
 
   const SourceManager &sm_;
   std::ostream &os_;
@@ -76,6 +78,7 @@ private:
   std::vector<Diagnostic> pending_;
   unsigned errors_ = 0, warnings_ = 0, printedErrors_ = 0;
   bool stopped_ = false;
+  uint32_t lastFile_ = 0; // file of the last diagnostic printed (its import stack was shown)
 };
 
 } // namespace tdsl

@@ -5,6 +5,10 @@
 #include "support/SourceManager.h"
 
 #include <cassert>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -23,18 +27,40 @@ uint32_t SourceManager::addBuffer(std::string path, std::string text) {
 }
 
 std::optional<uint32_t> SourceManager::addFile(const std::string &path, std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "no such file or directory";
+  // A directory opens as a stream on Linux and reads as nothing (or throws): refuse it first.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = "is a directory";
     return std::nullopt;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = errno != 0 ? std::strerror(errno) : "cannot open file";
+    if (!error.empty())
+      error[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(error[0])));
+    return std::nullopt;
+  }
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0)
+    text.append(chunk, static_cast<size_t>(in.gcount()));
   if (in.bad()) {
     error = "cannot read file";
     return std::nullopt;
   }
-  return addBuffer(path, ss.str());
+  return addBuffer(path, std::move(text));
+}
+
+void SourceManager::setImportedFrom(uint32_t file, SourceLoc at) {
+  assert(file >= 1 && file <= files_.size() && "invalid file id");
+  files_[file - 1].importedFrom = at;
+}
+
+SourceLoc SourceManager::importedFrom(uint32_t file) const {
+  if (file == 0 || file > files_.size())
+    return {};
+  return files_[file - 1].importedFrom;
 }
 
 const SourceManager::File &SourceManager::get(uint32_t file) const {

@@ -19,8 +19,15 @@ public:
   /// Registers a buffer under `path` (the name diagnostics print) and returns its file id (>= 1).
   uint32_t addBuffer(std::string path, std::string text);
 
-  /// Reads `path` from disk and registers it; std::nullopt and `error` set on failure.
+  /// Reads `path` from disk and registers it; std::nullopt and `error` set on failure (a
+  /// missing or unreadable file, a directory).
   std::optional<uint32_t> addFile(const std::string &path, std::string &error);
+
+  /// Records that `file` was loaded by the import at `at` (in another file): diagnostics in
+  /// `file` are then preceded by "In file imported from …" lines (Clang's include stack).
+  void setImportedFrom(uint32_t file, SourceLoc at);
+  /// The import that loaded `file`; invalid for a file given on the command line.
+  SourceLoc importedFrom(uint32_t file) const;
 
   const std::string &path(uint32_t file) const;
   const std::string &text(uint32_t file) const;
@@ -36,6 +43,7 @@ private:
   struct File {
     std::string path, text;
     std::vector<size_t> lineStarts;
+    SourceLoc importedFrom;
   };
   std::vector<File> files_;
   const File &get(uint32_t file) const;

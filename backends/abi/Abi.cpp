@@ -3,7 +3,6 @@
 
 #include <cctype>
 #include <set>
-#include <unordered_map>
 
 namespace tdsl::abi {
 
@@ -47,24 +46,40 @@ std::string cIdentifier(const std::string &hint) {
   return out;
 }
 
-std::vector<std::string> cFunctionNames(const std::vector<Func> &funcs) {
+std::vector<std::string> cFunctionNames(const std::vector<Func> &funcs,
+                                        const std::vector<bool> &exported) {
   std::set<std::string> taken = {"tdsl_last_error", "tdsl_generated"};
-  std::unordered_map<const void *, std::string> names;
-  std::vector<std::string> out;
-  for (const Func &f : funcs) {
-    auto it = names.find(f.get());
-    if (it != names.end()) {
-      out.push_back(it->second);
-      continue;
-    }
-    std::string base = cIdentifier(f.name()), name = base;
-    for (int i = 1; taken.count(name) || isReservedWord(name) || name.rfind("tdsl_", 0) == 0; ++i)
-      name = base + "_" + std::to_string(i);
+  std::vector<std::string> names(funcs.size());
+  auto isExported = [&](size_t i) { return exported.empty() || exported[i]; };
+  auto assign = [&](size_t i) {
+    // An exported function also defines NAME_dlpack: neither may be another's name.
+    bool withEntry = isExported(i);
+    auto free = [&](const std::string &name) {
+      return !taken.count(name) && !isReservedWord(name) && name.rfind("tdsl_", 0) != 0 &&
+             (!withEntry || !taken.count(name + "_dlpack"));
+    };
+    std::string base = cIdentifier(funcs[i].name()), name = base;
+    for (int k = 1; !free(name); ++k)
+      name = base + "_" + std::to_string(k);
     taken.insert(name);
-    names.emplace(f.get(), name);
-    out.push_back(name);
-  }
-  return out;
+    if (withEntry)
+      taken.insert(name + "_dlpack");
+    names[i] = name;
+  };
+  for (size_t i = 0; i < funcs.size(); ++i)
+    if (isExported(i))
+      assign(i);
+  for (size_t i = 0; i < funcs.size(); ++i)
+    if (!isExported(i))
+      assign(i);
+  return names;
+}
+
+std::vector<std::string> cFunctionNames(const LoweredModule &module) {
+  std::vector<bool> exported;
+  for (const LoweredFunc &f : module.funcs)
+    exported.push_back(f.exported);
+  return cFunctionNames(module.sources(), exported);
 }
 
 std::pair<int, int> dlpackType(DType t) {

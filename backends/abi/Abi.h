@@ -8,6 +8,7 @@
 #pragma once
 
 #include "ir/IR.h"
+#include "ir/LoweredModule.h"
 
 #include <string>
 #include <utility>
@@ -17,8 +18,16 @@ namespace tdsl::abi {
 
 /// The C names of `funcs` (source functions), unique over the list: a function's name with
 /// every character that is not a letter, digit or '_' replaced by '_' ("nn.relu" → nn_relu),
-/// suffixed `_1`, `_2`, ... when it is taken, a C/C++ keyword or starts with `tdsl_`.
-std::vector<std::string> cFunctionNames(const std::vector<ir::Func> &funcs);
+/// suffixed `_1`, `_2`, ... when it is taken (as a function's name or as the `NAME_dlpack`
+/// entry of an exported one), a C/C++ keyword or starts with `tdsl_`. `exported[i]` says
+/// whether funcs[i] is exported (ir::LoweredFunc::exported; empty: every one is). Exported
+/// functions are named first, so that their names do not depend on the private functions
+/// beside them: the header (which declares only exported functions) agrees.
+std::vector<std::string> cFunctionNames(const std::vector<ir::Func> &funcs,
+                                        const std::vector<bool> &exported = {});
+
+/// cFunctionNames of a lowered module's functions, in its order.
+std::vector<std::string> cFunctionNames(const ir::LoweredModule &module);
 
 /// A C identifier for a name hint: non-identifier characters become '_', and a hint that
 /// starts with a digit or '_' (or is empty) gets a leading 'v'.

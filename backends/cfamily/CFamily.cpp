@@ -4,6 +4,8 @@
 #include "backends/abi/Abi.h"
 #include "ir/IRVisitor.h"
 
+#include <algorithm>
+
 namespace tdsl::cfamily {
 
 using namespace ir;
@@ -78,6 +80,17 @@ std::string stripParens(const std::string &text) {
   return text.substr(1, text.size() - 2);
 }
 
+int nestingDepth(const std::string &text) {
+  int depth = 0, deepest = 0;
+  for (char c : text) {
+    if (c == '(' || c == '[' || c == '{')
+      deepest = std::max(deepest, ++depth);
+    else if (c == ')' || c == ']' || c == '}')
+      --depth;
+  }
+  return deepest;
+}
+
 std::optional<int64_t> fit(__int128 v, DType t) {
   __int128 lo, hi;
   if (t.isUInt()) {
@@ -149,11 +162,11 @@ std::unordered_map<Var, std::string> nestComments(const Stmt &sourceBody) {
 
 // --- Prelude pieces ------------------------------------------------------------------------------
 
-std::string preludeFail() {
-  return R"(namespace {
+std::string preludeFail(const std::string &qualifier) {
+  return qualify(R"(namespace {
 
 // Sets the message of tdsl_last_error() and returns the failure status.
-static inline int32_t tdsl_fail(const char *format, ...) {
+$Qstatic inline int32_t tdsl_fail(const char *format, ...) {
   va_list args;
   va_start(args, format);
   std::vsnprintf(tdsl_generated::last_error, sizeof tdsl_generated::last_error, format, args);
@@ -161,7 +174,8 @@ static inline int32_t tdsl_fail(const char *format, ...) {
   return 1;
 }
 
-)";
+)",
+                 qualifier);
 }
 
 std::string preludeIntegerArithmetic(const std::string &qualifier) {

@@ -56,6 +56,10 @@ private:
 /// `text` without one pair of outer parentheses, when they enclose all of it.
 std::string stripParens(const std::string &text);
 
+/// The deepest nesting of (), [] and {} in `text` (what Clang's -fbracket-depth limits, 256 by
+/// default).
+int nestingDepth(const std::string &text);
+
 // --- Interval analysis ---------------------------------------------------------------------------
 
 /// Known bounds of an integer value (inclusive).
@@ -76,7 +80,7 @@ std::unordered_map<ir::Var, std::string> nestComments(const ir::Stmt &sourceBody
 // function ("" for C++, "[[maybe_unused]] __host__ __device__ " for CUDA).
 
 /// `namespace {` and tdsl_fail (which sets the message of tdsl_last_error()).
-std::string preludeFail();
+std::string preludeFail(const std::string &qualifier = "");
 /// Wrapping integer arithmetic (tdsl_add, ..., tdsl_abs), floor division and modulo.
 std::string preludeIntegerArithmetic(const std::string &qualifier);
 /// How a prelude spells what the f16/bf16 conversions use (device code has no std::).
@@ -128,7 +132,8 @@ protected:
   /// A float value `x` converted to the integer type `to` (saturating).
   virtual std::string floatToInt(ir::DType to, const std::string &x) = 0;
 
-  // Scalar expressions.
+  // Scalar expressions. A left operand of the same precedence as its parent is printed without
+  // parentheses (`a + b + c`, `a * b / c`), so that long chains stay flat.
   std::string expr(const ir::Expr &e);
   std::string intLiteral(ir::DType t, int64_t v);
   std::string floatLiteral(ir::DType t, double v);
@@ -149,6 +154,9 @@ protected:
   void markUnusedParameters();
   /// `for (int64_t v = MIN; v < END; ++v) {`, recording the bounds of the loop variable.
   void forHeader(const ir::For *op);
+  /// The text of that header (printing any temporaries it needs first); the caller prints it
+  /// and then calls recordLoopBounds.
+  std::string forHeaderText(const ir::For *op);
   /// The bounds of a loop's variable from those of its min and extent.
   void recordLoopBounds(const ir::For *op);
   /// The comment naming the blocks of a loop nest, when there is one.
@@ -172,6 +180,24 @@ protected:
   std::unordered_map<ir::Var, std::string> comments_;
   std::ostream *os_ = nullptr;
   int indent_ = 0;
+
+  /// Deep expressions: when set (by a backend, around statements whose expressions are
+  /// evaluated before the statement runs), a scalar expression nested deeper than
+  /// kMaxNesting becomes a temporary `const T tdsl_eN = ...;` printed before the statement,
+  /// so that no compiler's nesting limit is reached. Never inside a select branch or the right
+  /// operand of && and || (evaluated only on a condition: they may guard a load).
+  static constexpr int kMaxNesting = 16;
+  bool hoistDeep_ = false;
+  int noHoist_ = 0;
+  int hoisted_ = 0;
+
+private:
+  std::string exprText(const ir::Expr &e);
+  Bounds computeBounds(const ir::Expr &e);
+  /// Bounds of the expression nodes seen since varBounds_ last changed (one evaluation per
+  /// node: nested Adds would otherwise take exponential time).
+  std::unordered_map<const void *, Bounds> boundsCache_;
+  void setVarBounds(const ir::Var &v, Bounds b);
 };
 
 } // namespace tdsl::cfamily

@@ -123,7 +123,21 @@ std::string FunctionEmitterBase::roundHalf(DType t, const std::string &text) {
   return text;
 }
 
+void FunctionEmitterBase::setVarBounds(const Var &v, Bounds b) {
+  varBounds_[v] = b;
+  boundsCache_.clear();
+}
+
 Bounds FunctionEmitterBase::bounds(const Expr &e) {
+  auto it = boundsCache_.find(e.get());
+  if (it != boundsCache_.end())
+    return it->second;
+  Bounds b = computeBounds(e);
+  boundsCache_[e.get()] = b;
+  return b;
+}
+
+Bounds FunctionEmitterBase::computeBounds(const Expr &e) {
   DType t = e.dtype();
   if (!t.isInteger() || !t.isScalar())
     return {};
@@ -154,7 +168,7 @@ Bounds FunctionEmitterBase::bounds(const Expr &e) {
   };
   if (auto *op = e.as<Add>()) {
     Bounds r = both(op->a, op->b, [](__int128 x, __int128 y) { return x + y; });
-    if (!r.lo) { // A lower bound alone still proves non-negativity.
+    if (!r.lo) { // A lower bound alone still proves non-negativity (bounds are cached).
       Bounds x = bounds(op->a), y = bounds(op->b);
       if (x.lo && y.lo && *x.lo >= 0 && *y.lo >= 0)
         r.lo = std::optional<int64_t>(0);
@@ -221,8 +235,26 @@ std::string FunctionEmitterBase::binary(const Expr &e, ExprKind kind, const Expr
                                         const Expr &b) {
   DType t = e.dtype();
   DType operand = a.dtype();
-  std::string x = expr(a), y = expr(b);
-  auto infix = [&](const char *op) { return "(" + x + " " + op + " " + y + ")"; };
+  std::string x = expr(a), y;
+  bool shortCircuit = kind == ExprKind::And || kind == ExprKind::Or;
+  noHoist_ += shortCircuit; // the right operand runs only on a condition
+  y = expr(b);
+  noHoist_ -= shortCircuit;
+  // The left operand without its parentheses when it has the same precedence as this
+  // operator, which is left-associative: `a + b + c` rather than `((a + b) + c)` (a 300-term
+  // sum would nest deeper than compilers allow). Only plain infix operands have them.
+  auto group = [](ExprKind k) {
+    return k == ExprKind::Add || k == ExprKind::Sub                         ? 1
+           : k == ExprKind::Mul || k == ExprKind::Div || k == ExprKind::Mod ? 2
+           : k == ExprKind::And                                             ? 3
+           : k == ExprKind::Or                                              ? 4
+                                                                            : 0;
+  };
+  bool flatten = group(kind) != 0 && group(kind) == group(a.kind()) && !isHalf(t) &&
+                 !(t.isFloat() && (kind == ExprKind::Mod || a.kind() == ExprKind::Mod));
+  auto infix = [&](const char *op) {
+    return "(" + (flatten ? stripParens(x) : x) + " " + op + " " + y + ")";
+  };
   auto helper = [&](const char *name) {
     return std::string(name) + "<" + storageType(operand) + ">(" + x + ", " + y + ")";
   };
@@ -369,6 +401,16 @@ std::string FunctionEmitterBase::callExpr(const Call *op) {
 }
 
 std::string FunctionEmitterBase::expr(const Expr &e) {
+  std::string text = exprText(e);
+  if (!hoistDeep_ || noHoist_ > 0 || text.size() <= 2 * kMaxNesting ||
+      nestingDepth(text) <= kMaxNesting)
+    return text;
+  std::string name = "tdsl_e" + std::to_string(hoisted_++);
+  line("const " + valueType(e.dtype()) + " " + name + " = " + stripParens(text) + ";");
+  return name;
+}
+
+std::string FunctionEmitterBase::exprText(const Expr &e) {
   TDSL_IR_CHECK(e.dtype().isScalar(),
                 "expr prints scalar values (the C++ backend's vexpr prints vectors)");
   switch (e.kind()) {
@@ -403,8 +445,12 @@ std::string FunctionEmitterBase::expr(const Expr &e) {
     return "(!" + expr(e.as<Not>()->a) + ")";
   case ExprKind::Select: {
     const auto *op = e.as<Select>();
-    return "(" + expr(op->condition) + " ? " + expr(op->trueValue) + " : " + expr(op->falseValue) +
-           ")";
+    std::string condition = expr(op->condition);
+    ++noHoist_; // only one branch runs
+    std::string text =
+        "(" + condition + " ? " + expr(op->trueValue) + " : " + expr(op->falseValue) + ")";
+    --noHoist_;
+    return text;
   }
   case ExprKind::BufferLoad: {
     const auto *op = e.as<BufferLoad>();
@@ -437,7 +483,7 @@ std::string FunctionEmitterBase::prepare() {
       halfParams_.insert(p.scalar.get());
   std::string raw = rawPrototype(false);
   for (const Var &v : lowered_->shapeVars)
-    varBounds_[v] = Bounds{std::optional<int64_t>(0), std::nullopt};
+    setVarBounds(v, Bounds{std::optional<int64_t>(0), std::nullopt});
   comments_ = nestComments(source_->body);
   return raw;
 }
@@ -485,13 +531,17 @@ void FunctionEmitterBase::recordLoopBounds(const For *op) {
   vb.lo = mb.lo;
   if (mb.hi && eb.hi)
     vb.hi = fit(__int128(*mb.hi) + *eb.hi - 1, DType::i64());
-  varBounds_[op->loopVar] = vb;
+  setVarBounds(op->loopVar, vb);
+}
+
+std::string FunctionEmitterBase::forHeaderText(const For *op) {
+  std::string v = names_(op->loopVar);
+  std::string end = isConstInt(op->min, 0) ? expr(op->extent) : expr(op->min + op->extent);
+  return "for (int64_t " + v + " = " + expr(op->min) + "; " + v + " < " + end + "; ++" + v + ") {";
 }
 
 void FunctionEmitterBase::forHeader(const For *op) {
-  std::string v = names_(op->loopVar);
-  std::string end = isConstInt(op->min, 0) ? expr(op->extent) : expr(op->min + op->extent);
-  line("for (int64_t " + v + " = " + expr(op->min) + "; " + v + " < " + end + "; ++" + v + ") {");
+  line(forHeaderText(op));
   recordLoopBounds(op);
 }
 
@@ -520,7 +570,7 @@ void FunctionEmitterBase::scalarStore(const BufferStore *op) {
 }
 
 void FunctionEmitterBase::letLine(const LetStmt *op) {
-  varBounds_[op->var] = bounds(op->value);
+  setVarBounds(op->var, bounds(op->value));
   line("const " + valueType(op->var.dtype()) + " " + names_(op->var) + " = " + expr(op->value) +
        ";");
 }

@@ -51,12 +51,22 @@ std::vector<std::string> driverArguments(const std::string &bufferName,
                                    "-fopenmp=libomp",
                                    "-fno-ident",
                                    "-resource-dir",
-                                   TDSL_CLANG_RESOURCE_DIR,
-                                   "-w"};
+                                   TDSL_CLANG_RESOURCE_DIR};
+  // The optimizer's remarks ("loop not vectorized") and warnings only when asked for.
+  if (options.remarks)
+    args.insert(args.end(), {"-Rpass-missed=loop-vectorize", "-Rpass-analysis=loop-vectorize"});
+  else
+    args.push_back("-w");
   if (!options.mcpu.empty())
     args.push_back((triple.isX86() ? "-march=" : "-mcpu=") + options.mcpu);
   if (options.fastMath)
     args.push_back("-ffast-math");
+  // Contraction within expressions (Clang's default; -ffast-math makes it fast); after
+  // -ffast-math, so that --ffp-contract=off wins.
+  if (!options.fpContract)
+    args.push_back("-ffp-contract=off");
+  else if (!options.fastMath)
+    args.push_back("-ffp-contract=on");
   // --mattr=+avx512f,-fma: each feature as the target would write it.
   llvm::SmallVector<llvm::StringRef, 8> features;
   llvm::StringRef(options.mattr).split(features, ',', -1, false);
@@ -133,6 +143,10 @@ bool compileCpp(const std::string &code, const std::string &bufferName,
   diagStream.flush();
   if (!ok)
     return false;
+  if (options.remarks) { // the remarks asked for, on stderr as Clang prints them
+    llvm::errs() << errors;
+    errors.clear();
+  }
   output.assign(bytes.begin(), bytes.end());
   return true;
 }

@@ -6,8 +6,9 @@
 // process is started.
 //
 // The object is position independent and built with -fopenmp: `#pragma omp simd` needs no
-// runtime, `#pragma omp parallel for` becomes calls to LLVM's OpenMP runtime (__kmpc_*), so an
-// object with parallel loops links with libomp (docs/cpp-backend.md has the link line).
+// runtime, and parallel loops call GOMP_parallel (the prelude's tdsl_parallel_for), which GCC's
+// libgomp and LLVM's libomp both provide: an object links with either compiler's -fopenmp
+// (docs/cpp-backend.md has the link lines).
 //
 //===--------------------------------------------------------------------------------------===//
 #pragma once
@@ -21,6 +22,8 @@ struct CompileOptions {
   std::string mcpu = "native"; ///< the target CPU (-march= on x86); "native": the host's
   std::string mattr;           ///< "+avx512f,-fma": each becomes -target-feature
   bool fastMath = false;       ///< -ffast-math
+  bool fpContract = true;      ///< -ffp-contract=on (Clang's default), or off
+  bool remarks = false;        ///< warnings and -Rpass-missed/-Rpass-analysis remarks shown
   bool assembly = false;       ///< textual assembly instead of an ELF object
 };
 

@@ -7,6 +7,7 @@
 
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "ir/Utils.h"
 
 #include <algorithm>
 #include <map>
@@ -27,7 +28,7 @@ namespace {
 
 // ---------------------------------------------------------------------------------------------
 // The prelude: includes and the helpers the emitted code calls (all static inline or
-// templates, so unused ones cost nothing and raise no warning).
+// templates, so unused ones cost nothing; functions are [[maybe_unused]], for Clang's -Wall).
 // ---------------------------------------------------------------------------------------------
 
 const std::string kPrelude =
@@ -49,8 +50,16 @@ namespace tdsl_generated {
 inline thread_local char last_error[512];
 } // namespace tdsl_generated
 
+#ifdef _OPENMP
+// Parallel loops call the GNU OpenMP entry point, which GCC's libgomp and LLVM's libomp both
+// provide (the LLVM backend calls it too): any object links with either runtime's -fopenmp.
+extern "C" void GOMP_parallel(void (*fn)(void *), void *data, unsigned threads, unsigned flags);
+extern "C" int omp_get_thread_num(void);
+extern "C" int omp_get_num_threads(void);
+#endif
+
 )") +
-    cfamily::preludeFail() + cfamily::preludeIntegerArithmetic("") +
+    cfamily::preludeFail("[[maybe_unused]] ") + cfamily::preludeIntegerArithmetic("") +
     R"(template <typename T> static inline T tdsl_fmod_floor(T a, T b) { return a - std::floor(a / b) * b; }
 
 // float -> integer: truncates toward zero, saturates out of range, NaN gives 0.
@@ -64,13 +73,42 @@ template <typename T> static inline T tdsl_f2i(double x) {
   return static_cast<T>(x);
 }
 
+// A parallel loop: body(i) for i in [begin, end), thread t of n running the static chunk
+// [begin + t*c, begin + (t+1)*c) with c = ceil((end - begin) / n), as the LLVM backend does.
+// Serial when the unit is compiled without OpenMP.
+template <typename Body> static inline void tdsl_parallel_for(int64_t begin, int64_t end, const Body &body) {
+  if (end <= begin)
+    return;
+#ifdef _OPENMP
+  struct Context {
+    int64_t begin, end;
+    const Body *body;
+  } context{begin, end, &body};
+  GOMP_parallel(
+      [](void *data) {
+        const Context &c = *static_cast<const Context *>(data);
+        const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
+        const int64_t chunk = (c.end - c.begin + threads - 1) / threads;
+        const int64_t first = c.begin + thread * chunk;
+        const int64_t last = first + chunk < c.end ? first + chunk : c.end;
+        for (int64_t i = first; i < last; ++i)
+          (*c.body)(i);
+      },
+      &context, 0, 0);
+#else
+  for (int64_t i = begin; i < end; ++i)
+    body(i);
+#endif
+}
+
 )" +
-    cfamily::preludeHalfConversions(
-        {"", "std::memcpy", "std::isinf(value)", "", "63 - __builtin_clzll(mag)", "std::ldexp",
-         "std::numeric_limits<float>::quiet_NaN()", "std::numeric_limits<float>::infinity()"}) +
+    cfamily::preludeHalfConversions({"[[maybe_unused]] ", "std::memcpy", "std::isinf(value)", "",
+                                     "63 - __builtin_clzll(mag)", "std::ldexp",
+                                     "std::numeric_limits<float>::quiet_NaN()",
+                                     "std::numeric_limits<float>::infinity()"}) +
     R"(// --bounds-check: the first failed check of a call records its message; the entry returns
 // it at the end (a check inside an OpenMP loop cannot return). Atomic: threads may race.
-static inline void tdsl_report(int *failed, char *message, size_t size, const char *format, ...) {
+[[maybe_unused]] static inline void tdsl_report(int *failed, char *message, size_t size, const char *format, ...) {
   if (__atomic_exchange_n(failed, 1, __ATOMIC_ACQ_REL))
     return;
   va_list args;
@@ -79,8 +117,22 @@ static inline void tdsl_report(int *failed, char *message, size_t size, const ch
   va_end(args);
 }
 
-)" + cfamily::preludeDlpackChecks("") +
+)" + cfamily::preludeDlpackChecks("[[maybe_unused]] ") +
     cfamily::preludeEnd();
+
+/// --ffp-contract=off (spec §11): no a * b + c computed as one fused multiply-add. Clang
+/// follows the standard pragma; GCC ignores it (and warns under -Wall), but takes its own option
+/// as a pragma (GCC's -ffp-contract=on would also mean off, up to GCC 13 at least). Before the
+/// includes, so that every function of the unit, inline ones of the headers too, has it.
+const char *kNoContraction = R"(
+// --ffp-contract=off: no fused multiply-add contraction, with any compiler.
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+)";
 
 // ---------------------------------------------------------------------------------------------
 // One function
@@ -91,11 +143,14 @@ static inline void tdsl_report(int *failed, char *message, size_t size, const ch
 class FunctionEmitter : public cfamily::FunctionEmitterBase {
 public:
   FunctionEmitter(const PrimFunc *source, const PrimFunc *lowered, std::string cName,
-                  const std::map<std::string, std::string> *callees = nullptr, bool isGraph = false)
+                  const std::map<std::string, std::string> *callees = nullptr, bool isGraph = false,
+                  bool exported = true)
       : FunctionEmitterBase(source, lowered, std::move(cName), cfamily::NameTable({})),
-        callees_(callees), isGraph_(isGraph) {}
+        callees_(callees), isGraph_(isGraph), exported_(exported) {}
 
-  void emit(std::ostream &os);
+  /// Prints the function. A body with deep expressions goes into `unformatted` (when given)
+  /// and a placeholder line `kUnformattedBody(K);` into `os`.
+  void emit(std::ostream &os, std::vector<std::string> *unformatted = nullptr);
 
 private:
   std::string mathFunction(const std::string &name, DType) override { return "std::" + name; }
@@ -129,8 +184,25 @@ private:
   std::string abiScalar(const Expr &e);
   const std::map<std::string, std::string> *callees_; ///< Module name → C symbol.
   bool isGraph_;
+  bool exported_; ///< false: a `static` raw entry only (an imported or derived function)
   std::vector<std::string> heap_; ///< Heap allocations in scope, released on an early return.
 };
+
+/// The statement that stands for a body left unformatted until clang::format has run.
+const char *kUnformattedBody = "tdsl_unformatted_body_";
+
+/// `text` with each placeholder line of `bodies` replaced by that body.
+std::string restoreBodies(const std::string &text, const std::vector<std::string> &bodies) {
+  std::string out = text;
+  for (size_t k = 0; k < bodies.size(); ++k) {
+    std::string call = std::string(kUnformattedBody) + "(" + std::to_string(k) + ");\n";
+    size_t at = out.find(call);
+    TDSL_IR_CHECK(at != std::string::npos, "an unformatted body's placeholder is kept");
+    size_t begin = out.rfind('\n', at) + 1; // the line, with its indentation
+    out.replace(begin, at + call.size() - begin, bodies[k]);
+  }
+  return out;
+}
 
 /// The C name of a vector type: tdsl_f32x8.
 std::string vectorTypeName(DType t) { return "tdsl_" + t.name(); }
@@ -193,9 +265,19 @@ std::string FunctionEmitter::vexpr(const Expr &e) {
                      : e.kind() == ExprKind::Sub ? " - "
                      : e.kind() == ExprKind::Mul ? " * "
                                                  : " / ";
+    auto group = [](ExprKind k) {
+      return k == ExprKind::Add || k == ExprKind::Sub   ? 1
+             : k == ExprKind::Mul || k == ExprKind::Div ? 2
+                                                        : 0;
+    };
     std::string x = vexpr(a);
     std::string y = vexpr(b);
-    return "(" + x + op + y + ")";
+    if (group(a.kind()) == group(e.kind())) // left-associative: `a + b + c`, flat
+      x = stripParens(x);
+    std::string text = "(" + x + op + y + ")";
+    if (text.size() > 2 * kMaxNesting && cfamily::nestingDepth(text) > kMaxNesting)
+      return vtemp(t, " = " + stripParens(text)); // no compiler nesting limit is reached
+    return text;
   }
   case ExprKind::Neg:
     return "(-" + vexpr(e.as<Neg>()->a) + ")";
@@ -246,8 +328,10 @@ void FunctionEmitter::assertStmt(const AssertStmt *op) {
       out += format[i];
     }
   }
+  ++noHoist_; // the arguments are evaluated only when the check fails
   for (const Expr &arg : op->args)
     args += ", static_cast<long long>(" + stripParens(expr(arg)) + ")";
+  --noHoist_;
   line("if (" + stripParens(expr(op->condition)) + ") {");
   ++indent_;
   stmt(op->body, false);
@@ -266,9 +350,26 @@ void FunctionEmitter::stmt(const Stmt &s, bool inFor) {
     const auto *op = s.as<For>();
     if (!inFor)
       nestComment(op);
+    if (op->forKind == ForKind::Parallel) {
+      // The body becomes a lambda run by tdsl_parallel_for (GOMP_parallel, see the prelude).
+      std::string v = names_(op->loopVar);
+      std::string begin = stripParens(expr(op->min));
+      std::string end =
+          stripParens(isConstInt(op->min, 0) ? expr(op->extent) : expr(op->min + op->extent));
+      line("tdsl_parallel_for(" + begin + ", " + end + ", [&](int64_t " + v + ") {");
+      recordLoopBounds(op);
+      ++indent_;
+      ++loopDepth_;
+      stmt(op->body, true);
+      --loopDepth_;
+      --indent_;
+      line("});");
+      return;
+    }
+    // The header first: temporaries it needs go before the pragma, which must precede `for`.
+    std::string header = forHeaderText(op);
     switch (op->forKind) {
     case ForKind::Parallel:
-      line("#pragma omp parallel for");
       break;
     case ForKind::Vectorized:
       line("#pragma omp simd");
@@ -284,7 +385,8 @@ void FunctionEmitter::stmt(const Stmt &s, bool inFor) {
     case ForKind::Serial:
       break;
     }
-    forHeader(op);
+    line(header);
+    recordLoopBounds(op);
     ++indent_;
     ++loopDepth_;
     stmt(op->body, true);
@@ -402,14 +504,18 @@ void FunctionEmitter::graphStmt(const Stmt &s) {
   line("}");
 }
 
-void FunctionEmitter::emit(std::ostream &os) {
+void FunctionEmitter::emit(std::ostream &os, std::vector<std::string> *unformatted) {
   os_ = &os;
   std::string raw = prepare();
 
   os << (isGraph_ ? "// graph " : "// func ") << source_->name;
   if (source_->loc.valid())
     os << " (line " << source_->loc.line << ")";
-  os << "\nextern \"C\" " << raw << " {\n";
+  // Only the file's own items are exported (spec §10); what it needs from imported modules is
+  // private to the unit, so that two objects importing the same module link together.
+  os << (exported_ ? "\nextern \"C\" " : "\nstatic ") << raw << " {\n";
+  std::ostringstream body;
+  os_ = &body;
   indent_ = 1;
   markUnusedParameters();
   struct Asserts : IRVisitor {
@@ -421,31 +527,28 @@ void FunctionEmitter::emit(std::ostream &os) {
     line("int tdsl_failed = 0;");
     line("char tdsl_message[512] = \"\";");
   }
+  hoistDeep_ = true; // statements print their expressions before themselves
   stmt(lowered_->body, false);
+  hoistDeep_ = false;
   if (asserts.found)
     line("if (tdsl_failed) return tdsl_fail(\"%s\", tdsl_message);");
   line("return 0;");
   indent_ = 0;
-  os << "}\n\n";
-  emitDlpack(os, {"kDLCPU", "is not on the CPU"});
-}
-
-/// The callees of a graph's calls, in order, without repeats.
-std::vector<std::string> graphCallees(const GraphFunc &g) {
-  std::vector<std::string> out;
-  auto add = [&](const CallBinding &c) {
-    if (std::find(out.begin(), out.end(), c.callee) == out.end())
-      out.push_back(c.callee);
-  };
-  for (const GraphItem &item : g.body) {
-    if (const auto *c = std::get_if<CallBinding>(&item))
-      add(*c);
-    if (const auto *df = std::get_if<DataflowBlock>(&item))
-      for (const GraphBinding &b : df->bindings)
-        if (const auto *c = std::get_if<CallBinding>(&b))
-          add(*c);
+  os_ = &os;
+  // A body with deep expressions broken into temporaries stays as printed: clang::format
+  // takes seconds on each of those statements. It is put back after formatting (emitCpp).
+  if (hoisted_ > 0 && unformatted) {
+    os << "  // Deep expressions, as temporaries tdsl_eN: this body is not formatted.\n"
+       << "  " << kUnformattedBody << "(" << unformatted->size() << ");\n";
+    unformatted->push_back(body.str());
+  } else {
+    os << body.str();
   }
-  return out;
+  os << "}\n";
+  if (!exported_)
+    return;
+  os << "\n";
+  emitDlpack(os, {"kDLCPU", "is not on the CPU"});
 }
 
 /// `extern "C"` declarations of the extern symbols the emitted graphs call (their raw entries,
@@ -458,7 +561,7 @@ std::string externDeclarations(const Module &module, const std::vector<Func> &em
     const auto *g = f.as<GraphFunc>();
     if (!g)
       continue;
-    for (const std::string &name : graphCallees(*g)) {
+    for (const std::string &name : ir::graphCallees(*g)) {
       const auto *x = module.lookup(name).as<ExternFunc>();
       if (!x)
         continue;
@@ -530,26 +633,31 @@ std::string vectorTypedefs(const std::vector<Func> &lowered) {
 
 std::string emitCpp(const LoweredModule &module, const CppOptions &options) {
   std::vector<Func> sources = module.sources();
-  std::vector<std::string> names = abi::cFunctionNames(sources);
+  std::vector<std::string> names = abi::cFunctionNames(module);
   std::map<std::string, std::string> callees;
   for (size_t i = 0; i < sources.size(); ++i)
     callees[sources[i].name()] = names[i];
   std::string externs = externDeclarations(module.module, sources, callees);
   std::ostringstream os;
   os << "// Generated by tdslc (C++ backend). Do not edit.\n"
-     << kPrelude << vectorTypedefs(module.lowered()) << externs;
+     << (options.fpContract ? "" : kNoContraction) << kPrelude << vectorTypedefs(module.lowered())
+     << externs;
+  std::vector<std::string> unformatted;
+  std::vector<std::string> *bodies = options.format ? &unformatted : nullptr;
   for (size_t i = 0; i < sources.size(); ++i) {
     const LoweredFunc &f = module.funcs[i];
     os << "\n";
     FunctionEmitter(f.signature.as<PrimFunc>(), f.lowered.as<PrimFunc>(), names[i],
-                    f.isGraph() ? &callees : nullptr, f.isGraph())
-        .emit(os);
+                    f.isGraph() ? &callees : nullptr, f.isGraph(), f.exported)
+        .emit(os, bodies);
   }
-  return options.format ? formatCpp(os.str(), "tdsl.cpp") : os.str();
+  if (!options.format)
+    return os.str();
+  return restoreBodies(formatCpp(os.str(), "tdsl.cpp"), unformatted);
 }
 
 std::string emitHeader(const LoweredModule &module, const CppOptions &options) {
-  std::vector<std::string> names = abi::cFunctionNames(module.sources());
+  std::vector<std::string> names = abi::cFunctionNames(module);
   std::ostringstream os;
   const std::string &guard = options.headerGuard;
   os << "/* Generated by tdslc. Do not edit. */\n"
@@ -558,6 +666,8 @@ std::string emitHeader(const LoweredModule &module, const CppOptions &options) {
      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   for (size_t i = 0; i < module.funcs.size(); ++i) {
     const LoweredFunc &f = module.funcs[i];
+    if (!f.exported)
+      continue; // private to the object (spec §10)
     FunctionEmitter e(f.signature.as<PrimFunc>(), f.lowered.as<PrimFunc>(), names[i]);
     os << e.rawPrototype(true) << ";\n" << e.dlpackPrototype(true) << ";\n\n";
   }

@@ -30,9 +30,13 @@ struct CppOptions {
   std::string headerGuard = "TDSL_GENERATED_H";
   /// Format the text with clang::format (LLVM style, 100 columns; backends/cpp/Format.h).
   bool format = true;
+  /// Floating-point contraction (--ffp-contract=on|off, spec §11): when false the unit says
+  /// `#pragma STDC FP_CONTRACT OFF` (Clang) and `#pragma GCC optimize("fp-contract=off")` (GCC).
+  bool fpContract = true;
 };
 
-/// A C++17 translation unit with both entries of every function of `module`.
+/// A C++17 translation unit with both entries of every exported function of `module` (the
+/// private ones are `static`, without a DLPack entry).
 ///
 /// Requires: the CPU pipeline's result.
 /// Guarantees: deterministic text, formatted unless `options.format` is false; compiles
@@ -40,7 +44,7 @@ struct CppOptions {
 /// effect).
 std::string emitCpp(const ir::LoweredModule &module, const CppOptions &options = {});
 
-/// One C header (valid C and C++) declaring both entries of every function of `module` (for
+/// One C header (valid C and C++) declaring both entries of every exported function of `module` (for
 /// the C++, LLVM and CUDA backends alike) and tdsl_last_error().
 std::string emitHeader(const ir::LoweredModule &module, const CppOptions &options = {});
 

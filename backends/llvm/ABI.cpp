@@ -137,10 +137,14 @@ llvm::FunctionType *rawEntryType(ModuleState &state, const PrimFunc *lowered) {
   return llvm::FunctionType::get(llvm::Type::getInt32Ty(state.context), params, false);
 }
 
-llvm::Function *emitRawEntry(ModuleState &state, const PrimFunc *lowered,
-                             const std::string &cName) {
+llvm::Function *emitRawEntry(ModuleState &state, const PrimFunc *lowered, const std::string &cName,
+                             bool exported) {
+  // Only the file's own items are exported (spec §10): what it needs from imported modules is
+  // internal, so that two objects importing the same module link together.
   auto *fn = llvm::Function::Create(rawEntryType(state, lowered),
-                                    llvm::GlobalValue::ExternalLinkage, cName, state.module);
+                                    exported ? llvm::GlobalValue::ExternalLinkage
+                                             : llvm::GlobalValue::InternalLinkage,
+                                    cName, state.module);
   fn->setAttributes(rawAttributes(state, lowered));
   FunctionEmitter e(state, fn, cName);
   e.builder.SetInsertPoint(BasicBlock::Create(state.context, "entry", fn));
@@ -295,10 +299,11 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
       Value *dim = dimension(t, d);
       Value *bound = b.CreateLoad(i64, slot);
       Value *unbound = b.CreateICmpSLT(bound, b.getInt64(0));
+      auto values = [&] { return std::vector<Value *>{dim, bound}; };
       check(b.CreateOr(unbound, b.CreateICmpEQ(bound, dim)),
             "dimension " + std::to_string(d) + " of argument " + q + " is %lld but " +
                 ref->var.name() + " is %lld",
-            [&] { return std::vector<Value *>{dim, bound}; });
+            values);
       b.CreateStore(b.CreateSelect(unbound, dim, bound), slot);
     }
     // Compact: no strides, or row-major ones (a dimension of extent 1 may have any stride).
@@ -333,10 +338,11 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
         continue;
       Value *dim = dimension(t, d);
       Value *want = e.expr(buffer.shape()[d]);
+      auto values = [&] { return std::vector<Value *>{dim, want}; };
       check(b.CreateICmpEQ(dim, want),
             "dimension " + std::to_string(d) + " of argument '" + buffer.name() +
                 "' is %lld, expected %lld",
-            [&] { return std::vector<Value *>{dim, want}; });
+            values);
     }
 
   std::vector<Value *> args;
@@ -365,10 +371,12 @@ std::string packedEntryName(const std::string &cName) { return cName + ".packed"
 void addPackedEntries(llvm::Module &module, const LoweredModule &lowered) {
   CodeGenOptions options;
   detail::ModuleState state(module, options);
-  std::vector<std::string> names = abi::cFunctionNames(lowered.sources());
+  std::vector<std::string> names = abi::cFunctionNames(lowered);
   llvm::IRBuilder<> b(module.getContext());
   llvm::Type *ptr = b.getPtrTy();
   for (size_t i = 0; i < lowered.funcs.size(); ++i) {
+    if (!lowered.funcs[i].exported)
+      continue; // private to its object: no symbol to call
     const auto *low = lowered.funcs[i].lowered.as<PrimFunc>();
     llvm::FunctionType *rawType = detail::rawEntryType(state, low);
     llvm::AttributeList attrs = detail::rawAttributes(state, low);

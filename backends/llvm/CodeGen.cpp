@@ -227,10 +227,18 @@ llvm::Function *ModuleState::halfEncoder(bool bf16, unsigned lanes) {
 // Function emitter: helpers
 // ---------------------------------------------------------------------------------------------
 
+static llvm::FastMathFlags fastMathFlags(const CodeGenOptions &options) {
+  llvm::FastMathFlags flags;
+  if (options.fastMath) {
+    flags = llvm::FastMathFlags::getFast();
+    flags.setAllowContract(options.fpContract); // --ffp-contract=off wins over --ffast-math
+  }
+  return flags;
+}
+
 FunctionEmitter::FunctionEmitter(ModuleState &state, llvm::Function *function, std::string cName)
     : state(state), builder(state.context), function_(function), cName_(std::move(cName)) {
-  if (state.options.fastMath)
-    builder.setFastMathFlags(llvm::FastMathFlags::getFast());
+  builder.setFastMathFlags(fastMathFlags(state.options));
 }
 
 BasicBlock *FunctionEmitter::newBlock(const std::string &name) {
@@ -362,8 +370,38 @@ llvm::Value *FunctionEmitter::expr(const Expr &e) {
   TDSL_IR_CHECK(false, "unknown expression kind");
 }
 
+bool FunctionEmitter::contracts(DType t) const {
+  return t.isFloat() && !isHalf(t) && state.options.fpContract && !state.options.fastMath;
+}
+
+llvm::Value *FunctionEmitter::mulAdd(bool isSub, const Expr &lhs, const Expr &rhs) {
+  // Clang's tryEmitFMulAdd: a product operand, looking through one negation, the left operand
+  // first; `x - p` negates the product, `p - x` the addend.
+  auto product = [](const Expr &e, bool &negated) -> const Mul * {
+    const auto *neg = e.as<Neg>();
+    negated = neg != nullptr;
+    return neg ? neg->a.as<Mul>() : e.as<Mul>();
+  };
+  auto fmuladd = [&](Value *a, Value *b, Value *c) -> Value * {
+    return builder.CreateIntrinsic(llvm::Intrinsic::fmuladd, {a->getType()}, {a, b, c});
+  };
+  bool negated = false;
+  if (const Mul *m = product(lhs, negated)) {
+    Value *a = expr(m->a), *b = expr(m->b), *c = expr(rhs);
+    return fmuladd(negated ? builder.CreateFNeg(a) : a, b, isSub ? builder.CreateFNeg(c) : c);
+  }
+  if (const Mul *m = product(rhs, negated)) {
+    Value *c = expr(lhs), *a = expr(m->a), *b = expr(m->b);
+    return fmuladd(isSub != negated ? builder.CreateFNeg(a) : a, b, c);
+  }
+  return nullptr;
+}
+
 llvm::Value *FunctionEmitter::binary(ExprKind kind, const Expr &e, const Expr &a, const Expr &b) {
   DType t = e.dtype(), operand = a.dtype();
+  if ((kind == ExprKind::Add || kind == ExprKind::Sub) && contracts(t))
+    if (Value *fused = mulAdd(kind == ExprKind::Sub, a, b))
+      return fused;
   Value *x = expr(a), *y = expr(b);
   bool isFloat = operand.isFloat(), isSigned = operand.isInt();
   switch (kind) {
@@ -409,12 +447,13 @@ llvm::Value *FunctionEmitter::binary(ExprKind kind, const Expr &e, const Expr &a
     case ExprKind::Div:
       r = builder.CreateFDiv(x, y);
       break;
-    case ExprKind::Mod: // a - floor(a / b) * b
-      r = builder.CreateFSub(
-          x,
-          builder.CreateFMul(
-              builder.CreateUnaryIntrinsic(llvm::Intrinsic::floor, builder.CreateFDiv(x, y)), y));
+    case ExprKind::Mod: { // a - floor(a / b) * b (contracted as Clang does tdsl_fmod_floor's)
+      Value *q = builder.CreateUnaryIntrinsic(llvm::Intrinsic::floor, builder.CreateFDiv(x, y));
+      r = contracts(t) ? builder.CreateIntrinsic(llvm::Intrinsic::fmuladd, {x->getType()},
+                                                 {builder.CreateFNeg(q), y, x})
+                       : builder.CreateFSub(x, builder.CreateFMul(q, y));
       break;
+    }
     case ExprKind::Min: // IEEE minNum: a NaN operand is ignored
       r = builder.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, y);
       break;
@@ -911,8 +950,7 @@ void FunctionEmitter::parallelFor(const For *op) {
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   fn->getArg(0)->setName("context");
   llvm::IRBuilder<> cb(BasicBlock::Create(ctx, "entry", fn));
-  if (state.options.fastMath)
-    cb.setFastMathFlags(llvm::FastMathFlags::getFast());
+  cb.setFastMathFlags(fastMathFlags(state.options));
   auto field = [&](unsigned k) {
     return cb.CreateLoad(fields[k], cb.CreateStructGEP(contextType, fn->getArg(0), k));
   };
@@ -1079,7 +1117,7 @@ void FunctionEmitter::funcCall(const FuncCall *op) {
 std::string externSymbolClash(const LoweredModule &module) {
   std::map<std::string, std::string> emitted; // C name -> function
   std::vector<Func> sources = module.sources();
-  std::vector<std::string> names = abi::cFunctionNames(sources);
+  std::vector<std::string> names = abi::cFunctionNames(module);
   for (size_t i = 0; i < sources.size(); ++i)
     emitted[names[i]] = sources[i].name();
   static const std::set<std::string> runtime = {"malloc",
@@ -1133,16 +1171,17 @@ std::unique_ptr<llvm::Module> emitModule(llvm::LLVMContext &context, const std::
     if (const auto *x = f.as<ExternFunc>())
       state.externs[x->name] = x;
   detail::emitLastError(state);
-  std::vector<std::string> names = abi::cFunctionNames(lowered.sources());
+  std::vector<std::string> names = abi::cFunctionNames(lowered);
   for (size_t i = 0; i < lowered.funcs.size(); ++i) {
     // A graph's DLPack entry validates its signature (inputs, one output per result).
     const LoweredFunc &f = lowered.funcs[i];
     const auto *prim = f.signature.as<PrimFunc>();
     const auto *low = f.lowered.as<PrimFunc>();
     TDSL_IR_CHECK(prim && low, "the LLVM backend emits PrimFuncs and lowered graphs");
-    llvm::Function *raw = detail::emitRawEntry(state, low, names[i]);
+    llvm::Function *raw = detail::emitRawEntry(state, low, names[i], f.exported);
     state.rawEntries[f.source.name()] = raw;
-    detail::emitDlpackEntry(state, prim, low, raw, names[i]);
+    if (f.exported)
+      detail::emitDlpackEntry(state, prim, low, raw, names[i]);
   }
   if (options.packedEntries)
     addPackedEntries(*module, lowered);

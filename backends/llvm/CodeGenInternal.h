@@ -89,6 +89,11 @@ public:
 
 private:
   llvm::Value *binary(ir::ExprKind kind, const ir::Expr &e, const ir::Expr &a, const ir::Expr &b);
+  /// `lhs ± rhs` as llvm.fmuladd when one operand is a (negated) product and contraction is on
+  /// (CodeGenOptions::fpContract); nullptr otherwise.
+  llvm::Value *mulAdd(bool isSub, const ir::Expr &lhs, const ir::Expr &rhs);
+  /// Whether float operations of type `t` contract (not halves: they round after the product).
+  bool contracts(ir::DType t) const;
   llvm::Value *intDivMod(bool isDiv, ir::DType t, llvm::Value *a, llvm::Value *b);
   llvm::Value *cast(ir::DType to, const ir::Expr &value);
   llvm::Value *call(const ir::Call *op);
@@ -127,8 +132,9 @@ private:
 };
 
 /// ABI.cpp: the raw entry (prototype and body), the DLPack entry and tdsl_last_error().
+/// `exported`: external linkage; otherwise internal (a function the file imports or derives).
 llvm::Function *emitRawEntry(ModuleState &state, const ir::PrimFunc *lowered,
-                             const std::string &cName);
+                             const std::string &cName, bool exported = true);
 void emitDlpackEntry(ModuleState &state, const ir::PrimFunc *source, const ir::PrimFunc *lowered,
                      llvm::Function *raw, const std::string &cName);
 void emitLastError(ModuleState &state);

@@ -115,6 +115,7 @@ bool Jit::addModule(const std::string &name, const ir::LoweredModule &lowered, s
   auto context = std::make_unique<llvm::LLVMContext>();
   CodeGenOptions codegen;
   codegen.fastMath = impl_->options.fastMath;
+  codegen.fpContract = impl_->options.fpContract;
   codegen.threadLocalError = false;
   codegen.packedEntries = true;
   std::unique_ptr<llvm::Module> module = emitModule(*context, name, lowered, codegen);
@@ -148,7 +149,7 @@ void *Jit::lookup(const std::string &symbol, std::string &error) {
 std::optional<JitFunction> JitFunction::find(Jit &jit, const ir::LoweredModule &lowered,
                                              const std::string &name, std::string &error) {
   std::vector<ir::Func> sources = lowered.sources();
-  std::vector<std::string> cNames = abi::cFunctionNames(sources);
+  std::vector<std::string> cNames = abi::cFunctionNames(lowered);
   for (size_t i = 0; i < sources.size(); ++i) {
     if (sources[i].name() != name)
       continue;

@@ -39,6 +39,11 @@ namespace tdsl::llvmgen {
 struct CodeGenOptions {
   /// Fast-math flags on every float operation (--ffast-math).
   bool fastMath = false;
+  /// Floating-point contraction (--ffp-contract=on, spec §11): `a * b + c` in one expression
+  /// becomes llvm.fmuladd, exactly where Clang's -ffp-contract=on forms it in the C++ backend's
+  /// code (a product operand of + or -, possibly negated; the left one first). Off: no
+  /// fmuladd, and no `contract` flag even with fastMath.
+  bool fpContract = true;
   /// The buffer of tdsl_last_error() is thread_local, like the C++ backend's (objects). The
   /// JIT links without the ORC runtime, which thread-local storage needs: there it is a plain
   /// global.
@@ -69,8 +74,8 @@ std::string externSymbolClash(const ir::LoweredModule &module);
 /// scalar's or shape variable's slot points at the value (in its ABI type).
 std::string packedEntryName(const std::string &cName);
 
-/// Adds the packed entries of the functions of `lowered` to `module`, calling the raw entries
-/// (defined in the module or, for the C++ backend's object in the JIT, only declared).
+/// Adds the packed entries of the exported functions of `lowered` to `module`, calling the raw
+/// entries (defined in the module or, for the C++ backend's object in the JIT, only declared).
 void addPackedEntries(llvm::Module &module, const ir::LoweredModule &lowered);
 
 } // namespace tdsl::llvmgen

@@ -4,6 +4,8 @@
 #include "backends/llvm/LLVMBackend.h"
 
 #include <llvm/Bitcode/BitcodeWriter.h>
+#include <llvm/IR/DiagnosticHandler.h>
+#include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
@@ -45,6 +47,15 @@ llvm::CodeGenOptLevel codeGenLevel(int optLevel) {
     return llvm::CodeGenOptLevel::Default;
   }
 }
+
+/// Keeps the optimizer quiet: remarks ("loop not vectorized: ...", which the vectorizer
+/// always prints for loops whose metadata asks for vectorization) and warnings of missed
+/// transformations are dropped; errors still go to the default handler.
+struct QuietDiagnostics : llvm::DiagnosticHandler {
+  bool handleDiagnostics(const llvm::DiagnosticInfo &info) override {
+    return info.getSeverity() != llvm::DS_Error;
+  }
+};
 
 } // namespace
 
@@ -114,6 +125,9 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetOptions &op
     targetOptions.NoSignedZerosFPMath = true;
     targetOptions.AllowFPOpFusion = llvm::FPOpFusion::Fast;
   }
+  // --ffp-contract=off: not even llvm.fmuladd is fused (the backend emits none then anyway).
+  if (!options.fpContract)
+    targetOptions.AllowFPOpFusion = llvm::FPOpFusion::Strict;
   std::unique_ptr<llvm::TargetMachine> machine(
       target->createTargetMachine(resolved.triple, resolved.cpu, resolved.features, targetOptions,
                                   llvm::Reloc::PIC_, std::nullopt, codeGenLevel(options.optLevel)));
@@ -125,6 +139,8 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetOptions &op
 
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
                     const TargetOptions &options) {
+  if (!options.remarks)
+    module.getContext().setDiagnosticHandler(std::make_unique<QuietDiagnostics>());
   module.setTargetTriple(machine.getTargetTriple().str());
   module.setDataLayout(machine.createDataLayout());
   for (llvm::Function &fn : module) {
@@ -184,6 +200,7 @@ bool compileModule(const std::string &name, const ir::LoweredModule &lowered,
   llvm::LLVMContext context;
   CodeGenOptions codegen;
   codegen.fastMath = options.fastMath;
+  codegen.fpContract = options.fpContract;
   std::unique_ptr<llvm::Module> module = emitModule(context, name, lowered, codegen);
   optimizeModule(*module, *machine, options);
   switch (kind) {

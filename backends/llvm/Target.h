@@ -26,6 +26,12 @@ struct TargetOptions {
   std::string mattr;           ///< "+avx2,-fma": added to the CPU's features
   int optLevel = 2;            ///< 0..3
   bool fastMath = false;
+  /// --ffp-contract=on|off (spec §11): llvm.fmuladd where Clang would form it (CodeGenOptions),
+  /// or none and AllowFPOpFusion=Strict.
+  bool fpContract = true;
+  /// Print the optimizer's remarks and missed-transformation warnings ("loop not vectorized");
+  /// by default they are dropped (optimizeModule installs a diagnostic handler).
+  bool remarks = false;
 };
 
 /// The CPU name and the feature string that `options` stand for.
@@ -40,7 +46,8 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetOptions &op
                                                          std::string &error);
 
 /// Sets the module's triple and data layout and the functions' target-cpu/target-features
-/// (and fast-math) attributes, then runs the -O pipeline of `options.optLevel`.
+/// (and fast-math) attributes, then runs the -O pipeline of `options.optLevel`. Unless
+/// `options.remarks`, the module's context drops optimization remarks and warnings from then on.
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
                     const TargetOptions &options);
 

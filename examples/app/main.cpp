@@ -1,8 +1,8 @@
 //===- examples/app/main.cpp ------------------------------------------------------------------===//
 //
-// A program built from TDSL kernels (examples/Makefile, examples/cmake): calls the
-// raw entries of layer.tdsl (linear, and ops_relu from the file it imports) and the DLPack
-// entry of saxpy.tdsl, and checks the results against plain C++ loops.
+// A program built from TDSL kernels (examples/Makefile, examples/cmake): calls the raw entries
+// of layer.tdsl (linear, and the graph dense_relu, which calls the relu of the file it imports)
+// and the DLPack entry of saxpy.tdsl, and checks the results against plain C++ loops.
 
 #include "layer.h"
 #include "saxpy.h"
@@ -34,7 +34,7 @@ int main() {
 
   // Raw entries: inputs, outputs, then the shape variables in order of first appearance.
   if (linear(x.data(), w.data(), bias.data(), y.data(), B, K, N) != 0 ||
-      ops_relu(y.data(), r.data(), B, N) != 0) {
+      dense_relu(x.data(), w.data(), bias.data(), r.data(), B, K, N) != 0) {
     std::printf("error: %s\n", tdsl_last_error());
     return 1;
   }

@@ -1094,7 +1094,7 @@ void runBatch(const std::vector<Program> &programs, Stats &stats) {
     return;
   }
   std::vector<std::string> cNames =
-      compiled ? abi::cFunctionNames(sources) : std::vector<std::string>{};
+      compiled ? abi::cFunctionNames(L) : std::vector<std::string>{};
   interp::Interpreter inR(*R), inS(*S);
   for (const Program &p : programs) {
     ++stats.programs;

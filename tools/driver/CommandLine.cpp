@@ -38,7 +38,7 @@ po::typed_value<std::vector<std::string>> *value() { return po::value<std::vecto
 void addToolOptions(po::options_description &options) {
   options.add_options()("help,h", "")("define,D", value(), "")("include,I", value(), "")(
       "stdlib", value(), "")("target", value(), "")("via", value(), "")("opt-level", value(), "")(
-      "func", value(), "")("no-schedule", "");
+      "func", value(), "")("no-schedule", "")("ffp-contract", value(), "");
 }
 
 std::string parse(int argc, const char *const *argv, const po::options_description &options,
@@ -83,6 +83,11 @@ std::string readToolOptions(const Parsed &parsed, ToolOptions &opts) {
     if (*v != "llvm" && *v != "cpp")
       return "invalid value '" + *v + "' for --via; expected llvm or cpp";
     opts.via = *v == "cpp" ? Via::Cpp : Via::LLVM;
+  }
+  if (auto f = parsed.last("ffp-contract")) {
+    if (*f != "on" && *f != "off")
+      return "invalid value '" + *f + "' for --ffp-contract; expected on or off";
+    opts.fpContract = *f == "on";
   }
   for (const std::string &d : parsed.all("define"))
     if (std::string error = opts.defines.parse(d); !error.empty())

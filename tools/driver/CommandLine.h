@@ -3,7 +3,7 @@
 // tdslc, tdsl-run and the tools to come read their command lines with Boost.Program_options
 // the same way: GCC-style spellings normalised first (-O2, -MD), no abbreviated long options,
 // a repeated scalar option's last value wins, and the options every tool has (-D, -I, --stdlib,
-// --target, --via, -O, --func, --no-schedule) read and validated by one function.
+// --target, --via, -O, --ffp-contract, --func, --no-schedule) read and validated by one function.
 //
 //===------------------------------------------------------------------------------------------===//
 #pragma once
@@ -36,7 +36,7 @@ struct Parsed {
 boost::program_options::typed_value<std::vector<std::string>> *value();
 
 /// Adds the options of ToolOptions: -D/--define, -I/--include, --stdlib, --target, --via,
-/// --opt-level (-O0..-O3), --func, --no-schedule, and -h/--help.
+/// --opt-level (-O0..-O3), --ffp-contract, --func, --no-schedule, and -h/--help.
 void addToolOptions(boost::program_options::options_description &options);
 
 /// Parses argv[1..] against `options`, the other arguments going to the option `positional`.

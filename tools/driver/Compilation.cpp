@@ -163,6 +163,12 @@ std::optional<ir::Module> Compilation::buildIR() {
 }
 
 std::optional<ir::LoweredModule> Compilation::lower(const ir::Module &scheduled) {
+  // What an object exports (spec §10): the file's own items.
+  std::set<std::string> own;
+  for (const ast::ItemPtr &item : state_->main->items)
+    if (!ast::declaredName(*item).empty())
+      own.insert(ast::declaredName(*item));
+  state_->pipeline.ownNames = std::move(own);
   return Pipeline(state_->pipeline, state_->diags).lower(scheduled);
 }
 

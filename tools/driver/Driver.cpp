@@ -43,7 +43,7 @@ po::options_description optionsDescription() {
   po::options_description d;
   cl::addToolOptions(d);
   d.add_options()("version", "")("emit", cl::value(), "")("output,o", cl::value(), "")(
-      "mcpu", cl::value(), "")("mattr", cl::value(), "")("ffast-math", "")(
+      "mcpu", cl::value(), "")("mattr", cl::value(), "")("ffast-math", "")("remarks", "")(
       "schedule", cl::value(), "")("print-ir-after-all", "")("print-ir-after", cl::value(), "")(
       "print-ir-before", cl::value(), "")("list-passes", "")("bounds-check", "")("MD", "")(
       "MF", cl::value(), "")("Werror", "")("error-limit", cl::value(),
@@ -64,6 +64,8 @@ Code generation:
   --mattr=+avx512f,...       target features
   -O0, -O1, -O2, -O3         optimisation level (default -O2)
   --ffast-math               allow float reassociation (off by default)
+  --ffp-contract=on|off      fuse a * b + c into one multiply-add (default on); off: never
+  --remarks                  print the optimizer's remarks ("loop not vectorized", ...)
   --via=llvm|cpp             how --emit=obj|asm is made: LLVM directly (default), or the
                              emitted C++ compiled by the Clang libraries
   --bounds-check             run-time bounds checks in emitted code
@@ -144,6 +146,7 @@ std::optional<int> parseCommandLine(int argc, const char *const *argv, DriverOpt
   opts.mcpu = p.last("mcpu").value_or(opts.mcpu);
   opts.mattr = p.last("mattr").value_or(opts.mattr);
   opts.fastMath = p.has("ffast-math");
+  opts.remarks = p.has("remarks");
   opts.scheduleFiles = p.all("schedule");
   opts.printIRAfterAll = p.has("print-ir-after-all");
   opts.printIRAfter = p.all("print-ir-after");
@@ -232,6 +235,7 @@ bool viaLLVM(const DriverOptions &opts) {
 std::optional<int> emitCode(const DriverOptions &opts, const ir::LoweredModule &lowered,
                             std::ostream &text, std::ostream &err) {
   cpp::CppOptions copts;
+  copts.fpContract = opts.fpContract;
   copts.headerGuard =
       headerGuard(opts.output.empty() || opts.output == "-" ? opts.input : opts.output);
   switch (opts.emit) {
@@ -258,6 +262,8 @@ std::optional<int> emitCode(const DriverOptions &opts, const ir::LoweredModule &
     options.mcpu = opts.mcpu;
     options.mattr = opts.mattr;
     options.fastMath = opts.fastMath;
+    options.fpContract = opts.fpContract;
+    options.remarks = opts.remarks;
     options.assembly = opts.emit == EmitKind::Asm;
     if (!cpp::compileCpp(cpp::emitCpp(lowered, copts), name + ".cpp", options, bytes, error)) {
       err << error << "tdslc: error: the Clang libraries could not compile the C++ emitted for '"
@@ -277,6 +283,8 @@ std::optional<int> emitCode(const DriverOptions &opts, const ir::LoweredModule &
   options.mcpu = opts.mcpu;
   options.mattr = opts.mattr;
   options.fastMath = opts.fastMath;
+  options.fpContract = opts.fpContract;
+  options.remarks = opts.remarks;
   llvmgen::OutputKind kind = opts.emit == EmitKind::LLVM      ? llvmgen::OutputKind::IR
                              : opts.emit == EmitKind::Bitcode ? llvmgen::OutputKind::Bitcode
                              : opts.emit == EmitKind::Asm     ? llvmgen::OutputKind::Assembly

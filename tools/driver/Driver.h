@@ -27,6 +27,7 @@ struct DriverOptions : ToolOptions {
   std::string output;                 // empty: stdout for text, <stem>.o for obj
   std::string mcpu = "native", mattr; // --mcpu, --mattr
   bool fastMath = false;
+  bool remarks = false; // --remarks
   std::vector<std::string> scheduleFiles;
   bool printIRAfterAll = false;
   std::vector<std::string> printIRAfter, printIRBefore;

@@ -2,7 +2,7 @@
 //
 // What tdslc, tdsl-run and the tools to come take from their command lines the same way
 // (tools/driver/CommandLine.h reads them): the input, the target, -D, the import paths, --func,
-// --no-schedule, -O and --via.
+// --no-schedule, -O, --via and --ffp-contract.
 //
 //===------------------------------------------------------------------------------------------===//
 #pragma once
@@ -30,6 +30,8 @@ struct ToolOptions {
   bool noSchedule = false;
   int optLevel = 2; ///< -O0..-O3
   Via via = Via::LLVM;
+  /// --ffp-contract=on|off (spec §11): fuse `a * b + c` into one multiply-add.
+  bool fpContract = true;
 };
 
 /// The standard library folder: $TDSL_STDLIB, else `<exe>/../share/tdsl/stdlib`.

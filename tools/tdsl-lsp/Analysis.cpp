@@ -715,7 +715,7 @@ void Analysis::compile() {
           scripts.push_back(copy);
         }
     ir::Module scheduled = m;
-    applySchedules(scheduled, scripts, target, *diags_);
+    applySchedules(scheduled, scripts, targetName(target), *diags_);
     diags_->flush();
   }
 }

@@ -28,7 +28,9 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <new>
 #include <random>
+#include <stdexcept>
 
 namespace po = boost::program_options;
 using namespace tdsl;
@@ -47,6 +49,7 @@ const char *kHelp = R"(usage: tdsl-run FILE.tdsl --func NAME [options]
   --via=llvm|cpp           how the JIT compiles: the LLVM backend (default), or the emitted
                            C++ compiled by the Clang libraries
   -O0, -O1, -O2, -O3       optimisation level of the JIT (default -O2)
+  --ffp-contract=on|off    fuse a * b + c into one multiply-add (default on); off: never
   --threads N              OpenMP threads for parallel loops (default: OMP_NUM_THREADS, or
                            one per core)
   --input NAME=FILE.npy    an input (or an output's initial contents) from a .npy file
@@ -315,6 +318,7 @@ std::unique_ptr<Compiled> compileForJit(const RunOptions &opts, Loaded &loaded) 
   }
   llvmgen::TargetOptions target;
   target.optLevel = opts.optLevel;
+  target.fpContract = opts.fpContract;
   std::string error;
   c->jit = llvmgen::Jit::create(target, error);
   if (!c->jit) {
@@ -342,8 +346,10 @@ std::unique_ptr<Compiled> compileForJit(const RunOptions &opts, Loaded &loaded) 
   if (opts.via == Via::Cpp) {
     cpp::CompileOptions cc;
     cc.optLevel = opts.optLevel;
+    cc.fpContract = opts.fpContract;
     cpp::CppOptions copts;
     copts.format = false;
+    copts.fpContract = opts.fpContract;
     std::string object, errors;
     if (!cpp::compileCpp(cpp::emitCpp(c->lowered, copts), name + ".cpp", cc, object, errors)) {
       runError("the Clang libraries could not compile the emitted C++:\n" + errors);
@@ -591,5 +597,13 @@ int main(int argc, char **argv) {
   RunOptions opts;
   if (std::optional<int> status = parseCommandLine(argc, argv, opts))
     return *status;
-  return run(opts);
+  // A tensor larger than memory (shapes from -D, .npy files or large constant shapes) is an
+  // error, not an abort.
+  try {
+    return run(opts);
+  } catch (const std::bad_alloc &) {
+    return runError("out of memory: the tensors of '" + opts.func + "' do not fit");
+  } catch (const std::length_error &) {
+    return runError("out of memory: the tensors of '" + opts.func + "' do not fit");
+  }
 }
