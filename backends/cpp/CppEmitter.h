@@ -44,8 +44,8 @@ struct CppOptions {
 /// effect).
 std::string emitCpp(const ir::LoweredModule &module, const CppOptions &options = {});
 
-/// One C header (valid C and C++) declaring both entries of every exported function of `module` (for
-/// the C++, LLVM and CUDA backends alike) and tdsl_last_error().
+/// One C header (valid C and C++) declaring both entries of every exported function of `module`
+/// (for the C++, LLVM and CUDA backends alike) and tdsl_last_error().
 std::string emitHeader(const ir::LoweredModule &module, const CppOptions &options = {});
 
 } // namespace tdsl::cpp

@@ -1093,8 +1093,7 @@ void runBatch(const std::vector<Program> &programs, Stats &stats) {
     writeRepro("route-error", programs[0], "route " + routeName + ": " + routeError);
     return;
   }
-  std::vector<std::string> cNames =
-      compiled ? abi::cFunctionNames(L) : std::vector<std::string>{};
+  std::vector<std::string> cNames = compiled ? abi::cFunctionNames(L) : std::vector<std::string>{};
   interp::Interpreter inR(*R), inS(*S);
   for (const Program &p : programs) {
     ++stats.programs;
