@@ -7,6 +7,7 @@
 
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
+#include "support/Target.h"
 
 #include "TDSLLexer.h"
 #include "TDSLParser.h"
@@ -715,7 +716,7 @@ private:
     s->func = qualified(c->qualifiedName());
     if (c->FOR()) {
       ast::Ident target = ident(c->ID());
-      if (target.name != "cpu" && target.name != "cuda")
+      if (!parseTarget(target.name))
         diags_.error(target.range,
                      "unknown schedule target '" + target.name + "'; expected 'cpu' or 'cuda'");
       s->target = target;

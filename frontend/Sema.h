@@ -8,6 +8,8 @@
 #include "frontend/AST.h"
 #include "ir/IR.h"
 #include "ir/Schedule.h"
+#include "support/Defines.h"
+#include "support/Target.h"
 
 #include <functional>
 #include <optional>
@@ -29,7 +31,7 @@ std::optional<ir::Module> buildIR(const std::vector<ast::Module *> &modules,
 /// Spec §5 rules 6 and 7 on one function again, e.g. a generic func once instantiated.
 void checkFunctionAccesses(const ir::Func &f, DiagnosticEngine &diags);
 
-/// The schedule scripts that apply for `target` ("cpu" or "cuda"), from every module's
+/// The schedule scripts that apply for `target`, from every module's
 /// `schedule` items (imported functions' schedules under their qualified names) and the
 /// --schedule files, which replace the source's schedule of the same function and target. A
 /// targeted schedule wins over the untargeted one. Parameters take their defaults, overridden by
@@ -38,9 +40,8 @@ void checkFunctionAccesses(const ir::Func &f, DiagnosticEngine &diags);
 /// than cuda, an `alloc … scope(shared)` in one of those functions is an error at the alloc.
 std::vector<ir::ScheduleScript>
 buildSchedules(const std::vector<ast::Module *> &modules,
-               const std::vector<ast::Module *> &scheduleFiles, const std::string &target,
-               const std::vector<std::pair<std::string, int64_t>> &defines,
-               std::set<std::string> &usedDefines, DiagnosticEngine &diags,
+               const std::vector<ast::Module *> &scheduleFiles, Target target,
+               const Defines &defines, std::set<std::string> &usedDefines, DiagnosticEngine &diags,
                const std::function<bool(const std::string &)> &takesDefines = {});
 
 } // namespace tdsl

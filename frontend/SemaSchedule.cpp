@@ -184,12 +184,12 @@ void sharedAllocs(const std::vector<ast::StmtPtr> &body, DiagnosticEngine &diags
 
 std::vector<ir::ScheduleScript>
 buildSchedules(const std::vector<ast::Module *> &modules,
-               const std::vector<ast::Module *> &scheduleFiles, const std::string &target,
-               const std::vector<std::pair<std::string, int64_t>> &defines,
-               std::set<std::string> &usedDefines, DiagnosticEngine &diags,
+               const std::vector<ast::Module *> &scheduleFiles, Target targetKind,
+               const Defines &defines, std::set<std::string> &usedDefines, DiagnosticEngine &diags,
                const std::function<bool(const std::string &)> &takesDefines) {
+  const std::string target = targetName(targetKind);
   // A function compiled for another target than cuda cannot have shared buffers.
-  if (target != "cuda")
+  if (targetKind != Target::CUDA)
     for (size_t i = 0; i < modules.size(); ++i)
       for (const ast::ItemPtr &item : modules[i]->items)
         if (auto *f = item->as<ast::FuncDecl>()) {
@@ -241,16 +241,9 @@ buildSchedules(const std::vector<ast::Module *> &modules,
       // -D NAME=V and -D FUNC.NAME=V override the default; the qualified one wins.
       if (takesDefines && !takesDefines(fn))
         continue;
-      for (bool qualified : {false, true})
-        for (const auto &[name, value] : defines) {
-          bool match = qualified ? name == decl->func.str() + "." + p.name.name ||
-                                       name == fn + "." + p.name.name
-                                 : name == p.name.name;
-          if (!match)
-            continue;
-          params[p.name.name] = value;
-          usedDefines.insert(name);
-        }
+      if (std::optional<int64_t> v =
+              defines.lookup(p.name.name, {decl->func.str(), fn}, &usedDefines))
+        params[p.name.name] = *v;
     }
     if (!ok)
       continue;

@@ -56,6 +56,7 @@ public:
   bool limitReached() const;
 
   const DiagnosticOptions &options() const { return opts_; }
+  const SourceManager &sourceManager() const { return sm_; }
 
   /// With a consumer set, flush() hands each diagnostic (its notes attached) to it instead of
   /// printing it; the error limit's "too many errors" line arrives as a Fatal diagnostic without

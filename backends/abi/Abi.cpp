@@ -1,35 +1,12 @@
 //===- backends/abi/Abi.cpp - What every CPU backend shares (spec §10) --------------------===//
 #include "backends/abi/Abi.h"
 
-#include <algorithm>
 #include <cctype>
 #include <set>
-#include <unordered_map>
 
 namespace tdsl::abi {
 
 using namespace ir;
-
-std::vector<Func> emittedFunctions(const Module &module, const std::string &onlyFunc) {
-  std::vector<Func> out;
-  for (const Func &f : module.functions()) {
-    const auto *p = f.as<PrimFunc>();
-    if (!p || !p->constVars.empty())
-      continue;
-    if (!onlyFunc.empty() && f.name() != onlyFunc)
-      continue;
-    out.push_back(f);
-  }
-  return out;
-}
-
-std::vector<Func> lowerModule(const Module &module, const std::string &onlyFunc,
-                              const lower::LowerOptions &options) {
-  std::vector<Func> out;
-  for (const Func &f : emittedFunctions(module, onlyFunc))
-    out.push_back(lower::lowerPrimFunc(f, options));
-  return out;
-}
 
 bool isReservedWord(const std::string &name) {
   static const std::set<std::string> words = {
@@ -69,90 +46,40 @@ std::string cIdentifier(const std::string &hint) {
   return out;
 }
 
-std::vector<std::string> cFunctionNames(const std::vector<Func> &funcs, const OwnNames &own) {
+std::vector<std::string> cFunctionNames(const std::vector<Func> &funcs,
+                                        const std::vector<bool> &exported) {
   std::set<std::string> taken = {"tdsl_last_error", "tdsl_generated"};
-  std::unordered_map<const void *, std::string> names;
-  auto assign = [&](const Func &f) {
-    if (names.count(f.get()))
-      return;
+  std::vector<std::string> names(funcs.size());
+  auto isExported = [&](size_t i) { return exported.empty() || exported[i]; };
+  auto assign = [&](size_t i) {
     // An exported function also defines NAME_dlpack: neither may be another's name.
-    bool exported = isExported(f, own);
+    bool withEntry = isExported(i);
     auto free = [&](const std::string &name) {
       return !taken.count(name) && !isReservedWord(name) && name.rfind("tdsl_", 0) != 0 &&
-             (!exported || !taken.count(name + "_dlpack"));
+             (!withEntry || !taken.count(name + "_dlpack"));
     };
-    std::string base = cIdentifier(f.name()), name = base;
-    for (int i = 1; !free(name); ++i)
-      name = base + "_" + std::to_string(i);
+    std::string base = cIdentifier(funcs[i].name()), name = base;
+    for (int k = 1; !free(name); ++k)
+      name = base + "_" + std::to_string(k);
     taken.insert(name);
-    if (exported)
+    if (withEntry)
       taken.insert(name + "_dlpack");
-    names.emplace(f.get(), name);
+    names[i] = name;
   };
-  for (const Func &f : funcs)
-    if (isExported(f, own))
-      assign(f);
-  for (const Func &f : funcs)
-    assign(f);
-  std::vector<std::string> out;
-  for (const Func &f : funcs)
-    out.push_back(names.at(f.get()));
-  return out;
+  for (size_t i = 0; i < funcs.size(); ++i)
+    if (isExported(i))
+      assign(i);
+  for (size_t i = 0; i < funcs.size(); ++i)
+    if (!isExported(i))
+      assign(i);
+  return names;
 }
 
-bool isExported(const Func &f, const OwnNames &own) {
-  return own ? own->count(f.name()) != 0 : f.name().find('.') == std::string::npos;
-}
-
-std::vector<std::string> graphCallees(const GraphFunc &g) {
-  std::vector<std::string> out;
-  auto add = [&](const GraphBinding &b) {
-    if (const auto *c = std::get_if<CallBinding>(&b))
-      if (std::find(out.begin(), out.end(), c->callee) == out.end())
-        out.push_back(c->callee);
-  };
-  for (const GraphItem &item : g.body) {
-    if (const auto *c = std::get_if<CallBinding>(&item))
-      add(*c);
-    if (const auto *df = std::get_if<DataflowBlock>(&item))
-      for (const GraphBinding &b : df->bindings)
-        add(b);
-  }
-  return out;
-}
-
-std::vector<Func> definedFunctions(const Module &module, const std::string &onlyFunc,
-                                   const OwnNames &own) {
-  auto closed = [](const Func &f) {
-    if (const auto *p = f.as<PrimFunc>())
-      return p->constVars.empty();
-    if (const auto *g = f.as<GraphFunc>())
-      return g->constVars.empty();
-    return false; // externs are defined by their library
-  };
-  // The exported roots, then what their graphs call, transitively.
-  std::vector<std::string> work;
-  for (const Func &f : module.functions())
-    if (closed(f) && isExported(f, own) && (onlyFunc.empty() || f.name() == onlyFunc))
-      work.push_back(f.name());
-  std::set<std::string> wanted;
-  while (!work.empty()) {
-    std::string name = work.back();
-    work.pop_back();
-    if (!wanted.insert(name).second)
-      continue;
-    if (const auto *g = module.lookup(name).as<GraphFunc>())
-      for (const std::string &callee : graphCallees(*g))
-        work.push_back(callee);
-  }
-  std::vector<Func> prims, graphs;
-  for (const Func &f : module.functions()) {
-    if (!wanted.count(f.name()) || !closed(f))
-      continue;
-    (f.as<GraphFunc>() ? graphs : prims).push_back(f);
-  }
-  prims.insert(prims.end(), graphs.begin(), graphs.end());
-  return prims;
+std::vector<std::string> cFunctionNames(const LoweredModule &module) {
+  std::vector<bool> exported;
+  for (const LoweredFunc &f : module.funcs)
+    exported.push_back(f.exported);
+  return cFunctionNames(module.sources(), exported);
 }
 
 std::pair<int, int> dlpackType(DType t) {

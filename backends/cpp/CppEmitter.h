@@ -3,10 +3,9 @@
 // Emits readable C++17 for the PrimFuncs and graphs of a module, with the binary interface of
 // spec §10: for each function NAME a raw entry `int32_t NAME(inputs, outputs, shape vars)` and a
 // validating `int32_t NAME_dlpack(DLTensor* ...)`, plus `tdsl_last_error()` once per
-// translation unit. Each function is lowered (passes/lower/Pipeline.h) first; a graph by
-// passes/lower/LowerGraph.h, its calls becoming calls of the callees' raw entries (externs
-// declared `extern "C"` by their symbols), a failing call's status returned after releasing
-// the arena.
+// translation unit. The functions come lowered by the module pipeline (passes/Pipeline.h): a
+// lowered graph's calls become calls of the callees' raw entries (externs declared
+// `extern "C"` by their symbols), a failing call's status returned after releasing the arena.
 //
 // Semantics of the emitted code (spec §11): integer arithmetic wraps (computed through
 // unsigned types unless interval analysis proves it cannot overflow); `/` and `%` are floor
@@ -20,52 +19,33 @@
 //===--------------------------------------------------------------------------------------===//
 #pragma once
 
-#include "backends/abi/Abi.h"
-#include "ir/IR.h"
-#include "passes/lower/Pipeline.h"
+#include "ir/LoweredModule.h"
 
 #include <string>
 
 namespace tdsl::cpp {
 
 struct CppOptions {
-  /// Only this function (its source name); empty for every one.
-  std::string onlyFunc;
-  /// Called after each lowering step of each function (for --print-ir-after); when set, it
-  /// replaces lower.afterStep.
-  lower::StepCallback afterLowerStep;
-  /// The lowering options (--bounds-check, --print-ir-before).
-  lower::LowerOptions lower;
   /// The include guard of the header (emitHeader).
   std::string headerGuard = "TDSL_GENERATED_H";
   /// Format the text with clang::format (LLVM style, 100 columns; backends/cpp/Format.h).
   bool format = true;
-  /// The file's own items, which the unit exports (abi::OwnNames; by default the functions
-  /// without a '.'). The other functions it defines are `static`, without a DLPack entry.
-  abi::OwnNames ownNames;
   /// Floating-point contraction (--ffp-contract=on|off, spec §11): when false the unit says
   /// `#pragma STDC FP_CONTRACT OFF` (Clang) and `#pragma GCC optimize("fp-contract=off")` (GCC).
   bool fpContract = true;
 };
 
-/// The functions a backend emits (abi::definedFunctions): the exported PrimFuncs with no open
-/// generic constant, in module order, then the exported graphs without open constants (all of
-/// them, or the one named by `onlyFunc`), plus what the emitted graphs call.
-std::vector<ir::Func> emittedFunctions(const ir::Module &module, const CppOptions &options);
-
-/// A C++17 translation unit with both entries of every emitted function.
+/// A C++17 translation unit with both entries of every exported function of `module` (the
+/// private ones are `static`, without a DLPack entry).
 ///
-/// Requires: a checked, scheduled module.
+/// Requires: the CPU pipeline's result.
 /// Guarantees: deterministic text, formatted unless `options.format` is false; compiles
 /// warning-free with g++/clang++ -std=c++17 -Wall -Wextra (and -fopenmp for the pragmas to take
 /// effect).
-std::string emitCpp(const ir::Module &module, const CppOptions &options = {});
+std::string emitCpp(const ir::LoweredModule &module, const CppOptions &options = {});
 
-/// Lowers every emitted function (the --emit=lowered output), calling afterLowerStep.
-std::vector<ir::Func> lowerModule(const ir::Module &module, const CppOptions &options = {});
-
-/// One C header (valid C and C++) declaring both entries of every emitted function and
-/// tdsl_last_error().
-std::string emitHeader(const ir::Module &module, const CppOptions &options = {});
+/// One C header (valid C and C++) declaring both entries of every exported function of `module`
+/// (for the C++, LLVM and CUDA backends alike) and tdsl_last_error().
+std::string emitHeader(const ir::LoweredModule &module, const CppOptions &options = {});
 
 } // namespace tdsl::cpp

@@ -1,10 +1,9 @@
 //===- backends/cuda/CudaChecks.cpp - What a cuda-target function must satisfy ------------===//
 #include "backends/cuda/CudaEmitter.h"
 
+#include "ir/Gpu.h"
 #include "ir/IRVisitor.h"
-#include "passes/lower/CompactGpuBuffers.h"
-#include "passes/lower/GpuAnalysis.h"
-#include "passes/lower/LowerBlocks.h"
+#include "ir/Utils.h"
 #include "support/Diagnostics.h"
 
 #include <algorithm>
@@ -51,14 +50,14 @@ public:
                        op->loopVar.name() + "' inside loop '" + outer->loopVar.name() + "'")
             .note(at(loopLoc(outer)), "loop '" + outer->loopVar.name() + "' is bound here");
     // The launch extent is computed on the host: it may not depend on loops of the kernel.
-    for (const Var &v : lower::usedVars(op->extent))
+    for (const Var &v : ir::usedVars(op->extent))
       for (const For *l : kernelLoops_)
         if (l->loopVar == v)
           diags_.error(at(loopLoc(op)),
                        "the extent of loop '" + op->loopVar.name() + "' bound to \"" +
                            op->threadTag + "\" depends on loop '" + v.name() +
                            "' of the same kernel; the launch needs it on the host");
-    if (lower::isThreadIdxTag(op->threadTag)) {
+    if (ir::isThreadIdxTag(op->threadTag)) {
       anyThreadLoop_ = true;
       if (auto n = asConstInt(op->extent))
         threads_[op->threadTag] = std::max(threads_[op->threadTag], *n);
@@ -95,7 +94,7 @@ private:
   }
   bool underThreadIdx() const {
     for (const For *l : bound_)
-      if (lower::isThreadIdxTag(l->threadTag))
+      if (ir::isThreadIdxTag(l->threadTag))
         return true;
     return false;
   }
@@ -189,44 +188,44 @@ private:
 
 } // namespace
 
-bool checkCudaModule(const Module &module, const CudaOptions &options, DiagnosticEngine &diags) {
-  unsigned before = diags.errorCount();
-  for (const Func &f : emittedFunctions(module, options)) {
-    const auto *p = f.as<PrimFunc>();
-    unsigned mark = diags.errorCount();
-    ScheduledChecks(f.name(), diags).visitStmt(p->body);
-    if (diags.errorCount() != mark)
-      continue; // lowering assumes the structure is sound
-    // Shared and local buffers must have been compacted to one block's or thread's tile.
-    std::set<const BufferNode *> before;
-    struct Allocs : IRVisitor {
-      std::vector<Buffer> found;
-      void visit(const Allocate *op) override {
-        found.push_back(op->buffer);
-        IRVisitor::visit(op);
-      }
-    };
-    Func blocks = lower::lowerBlocks(f);
-    Allocs pre, post;
-    pre.visitStmt(blocks.as<PrimFunc>()->body);
-    post.visitStmt(lower::compactGpuBuffers(blocks).as<PrimFunc>()->body);
-    for (const Buffer &b : post.found)
-      if (b.scope() != MemScope::Global &&
-          std::find_if(pre.found.begin(), pre.found.end(),
-                       [&](const Buffer &x) { return x == b; }) != pre.found.end())
-        diags.error(at(b->loc), std::string(scopeName(b.scope())) + " buffer '" + b.name() +
-                                    "' of cuda function '" + f.name() +
-                                    "': cannot find the tile one " +
-                                    (b.scope() == MemScope::Shared ? "thread block" : "thread") +
-                                    " uses (each index must be the same position of the " +
-                                    (b.scope() == MemScope::Shared ? "block" : "thread") +
-                                    " plus an offset bounded by constant loop extents)");
-    if (diags.errorCount() != mark)
-      continue;
-    Func lowered = lower::lowerPrimFuncForCuda(f);
-    LoweredChecks(f.name(), diags).visitStmt(lowered.as<PrimFunc>()->body);
-  }
-  return diags.errorCount() == before;
+bool checkScheduled(const Func &func, DiagnosticEngine &diags) {
+  unsigned mark = diags.errorCount();
+  ScheduledChecks(func.name(), diags).visitStmt(func.as<PrimFunc>()->body);
+  return diags.errorCount() == mark;
+}
+
+bool checkCompacted(const Func &blocks, const Func &compacted, DiagnosticEngine &diags) {
+  // Shared and local buffers must have been compacted to one block's or thread's tile: one
+  // that lower.cuda_compact left as it was is not.
+  struct Allocs : IRVisitor {
+    std::vector<Buffer> found;
+    void visit(const Allocate *op) override {
+      found.push_back(op->buffer);
+      IRVisitor::visit(op);
+    }
+  };
+  unsigned mark = diags.errorCount();
+  Allocs pre, post;
+  pre.visitStmt(blocks.as<PrimFunc>()->body);
+  post.visitStmt(compacted.as<PrimFunc>()->body);
+  for (const Buffer &b : post.found)
+    if (b.scope() != MemScope::Global &&
+        std::find_if(pre.found.begin(), pre.found.end(), [&](const Buffer &x) { return x == b; }) !=
+            pre.found.end())
+      diags.error(at(b->loc), std::string(scopeName(b.scope())) + " buffer '" + b.name() +
+                                  "' of cuda function '" + blocks.name() +
+                                  "': cannot find the tile one " +
+                                  (b.scope() == MemScope::Shared ? "thread block" : "thread") +
+                                  " uses (each index must be the same position of the " +
+                                  (b.scope() == MemScope::Shared ? "block" : "thread") +
+                                  " plus an offset bounded by constant loop extents)");
+  return diags.errorCount() == mark;
+}
+
+bool checkLowered(const Func &lowered, DiagnosticEngine &diags) {
+  unsigned mark = diags.errorCount();
+  LoweredChecks(lowered.name(), diags).visitStmt(lowered.as<PrimFunc>()->body);
+  return diags.errorCount() == mark;
 }
 
 } // namespace tdsl::cuda

@@ -5,16 +5,15 @@
 // function the host entries of spec §10 taking DEVICE pointers — `int32_t NAME(...)`, which
 // computes the launch grid from the bound loops' extents and launches the kernels in order on
 // the default stream, and `int32_t NAME_dlpack(...)`, which checks kDLCUDA tensors first —
-// plus `tdsl_last_error()`. Each function is lowered by the cuda pipeline
-// (passes/lower/Pipeline.h: lowerPrimFuncForCuda) first. The checks of checkCudaModule must
-// have passed. Semantics as the C++ backend (wrapping integers, floor division, saturating
-// float→int casts, f16/bf16 rounded after each operation). docs/cuda-backend.md has the rest.
+// plus `tdsl_last_error()`. The functions come lowered by the module pipeline's cuda lowering
+// (passes/Pipeline.h), which runs the checks below. Semantics as the C++ backend (wrapping
+// integers, floor division, saturating float→int casts, f16/bf16 rounded after each operation).
+// docs/cuda-backend.md has the rest.
 //
 //===--------------------------------------------------------------------------------------===//
 #pragma once
 
-#include "ir/IR.h"
-#include "passes/lower/Pipeline.h"
+#include "ir/LoweredModule.h"
 
 #include <string>
 #include <vector>
@@ -26,31 +25,30 @@ class DiagnosticEngine;
 namespace tdsl::cuda {
 
 struct CudaOptions {
-  /// Only this function (its source name); empty for every one.
-  std::string onlyFunc;
-  /// Called after each lowering step of each function (for --print-ir-after).
-  lower::StepCallback afterLowerStep;
   /// Format the text with clang::format (LLVM style, 100 columns).
   bool format = true;
 };
 
-/// The functions the backend emits: the PrimFuncs with no open generic constant (all, or the
-/// one named by `onlyFunc`), in module order.
-std::vector<ir::Func> emittedFunctions(const ir::Module &module, const CudaOptions &options);
+// The checks of a cuda-target function, in the order the module pipeline runs them while it
+// lowers the function (errors at the block, loop or buffer concerned; each returns false after
+// reporting one).
 
-/// Lowers every emitted function with the cuda pipeline (`--emit=lowered --target=cuda`).
-std::vector<ir::Func> lowerModule(const ir::Module &module, const CudaOptions &options = {});
+/// On the scheduled function: every block runs under a loop bound to a thread tag (no work on
+/// the host); no thread tag bound twice in one nest; at most 1024 threads per block (product of
+/// the threadIdx extents); thread extents that the host can compute; in a kernel with threadIdx
+/// loops, no block outside every threadIdx loop.
+bool checkScheduled(const ir::Func &func, DiagnosticEngine &diags);
 
-/// The checks of a cuda-target function (errors at the block, loop or buffer concerned):
-/// every block runs under a loop bound to a thread tag (no work on the host); no thread tag
-/// bound twice in one nest; at most 1024 threads per block (product of the threadIdx extents);
-/// at most 48 KiB of static shared memory per kernel; shared and local buffers of constant
-/// size; thread extents that the host can compute; in a kernel with threadIdx loops, no block
-/// outside every threadIdx loop. Returns false after reporting errors.
-bool checkCudaModule(const ir::Module &module, const CudaOptions &options, DiagnosticEngine &diags);
+/// After lower.cuda_compact (`blocks` is its input, `compacted` its result): every shared and
+/// local buffer was compacted to one block's or thread's tile.
+bool checkCompacted(const ir::Func &blocks, const ir::Func &compacted, DiagnosticEngine &diags);
 
-/// The .cu translation unit. Requires: a scheduled module that passed checkCudaModule.
+/// On the lowered function: shared and local buffers of constant size inside kernels, no
+/// global buffer allocated inside one, at most 48 KiB of static shared memory per kernel.
+bool checkLowered(const ir::Func &lowered, DiagnosticEngine &diags);
+
+/// The .cu translation unit of the functions of `module` (the cuda pipeline's result).
 /// Guarantees: deterministic text; compiles with nvcc -arch=sm_90 (C++17).
-std::string emitCuda(const ir::Module &module, const CudaOptions &options = {});
+std::string emitCuda(const ir::LoweredModule &module, const CudaOptions &options = {});
 
 } // namespace tdsl::cuda

@@ -413,7 +413,7 @@ struct Interpreter::Impl {
   void callExtern(Frame &frame, const ExternFunc &ext, std::vector<Arg> &args);
   void runBinding(Frame &frame, const GraphBinding &binding, std::deque<Tensor> &values);
   std::vector<int64_t> resolveConsts(const Signature &sig, const std::string &funcName,
-                                     const ConstMap &consts);
+                                     const Defines &consts);
 
   // Statements and expressions.
   void exec(Frame &frame, const Stmt &stmt);
@@ -517,14 +517,15 @@ std::vector<int64_t> Interpreter::Impl::evalShape(Frame &frame, const Buffer &bu
 
 std::vector<int64_t> Interpreter::Impl::resolveConsts(const Signature &sig,
                                                       const std::string &funcName,
-                                                      const ConstMap &consts) {
+                                                      const Defines &consts) {
   std::vector<int64_t> values;
   for (const Var &var : sig.constVars) {
-    auto it = consts.find(var.name());
-    if (it == consts.end())
+    // The plain -D NAME only: a generic function given FUNC.NAME was instantiated before.
+    std::optional<int64_t> v = consts.lookup(var.name());
+    if (!v)
       throw RunError{"function " + quoted(funcName) + " needs a value for its constant " +
                      quoted(var.name()) + " (give it with -D " + var.name() + "=VALUE)"};
-    values.push_back(it->second);
+    values.push_back(*v);
   }
   return values;
 }
@@ -980,7 +981,7 @@ std::vector<Arg> argsByName(const Signature &sig, ArgMap &args) {
 } // namespace
 
 std::optional<std::vector<ParamInfo>> Interpreter::describe(const Func &func, const ArgMap &given,
-                                                            const ConstMap &consts,
+                                                            const Defines &consts,
                                                             std::string &error) {
   Signature sig = signatureOf(func);
   ArgMap copy = given;
@@ -1010,7 +1011,7 @@ std::optional<std::vector<ParamInfo>> Interpreter::describe(const Func &func, co
   }
 }
 
-bool Interpreter::run(const Func &func, ArgMap &args, const ConstMap &consts, std::string &error) {
+bool Interpreter::run(const Func &func, ArgMap &args, const Defines &consts, std::string &error) {
   Signature sig = signatureOf(func);
   try {
     std::vector<int64_t> constArgs = impl_->resolveConsts(sig, func.name(), consts);

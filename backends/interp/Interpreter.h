@@ -20,6 +20,7 @@
 
 #include "ir/IR.h"
 #include "runtime/Tensor.h"
+#include "support/Defines.h"
 
 #include <map>
 #include <memory>
@@ -34,8 +35,6 @@ namespace tdsl::interp {
 using Value = std::variant<runtime::Tensor, runtime::Scalar>;
 /// Arguments by parameter name: inputs, and outputs (graph results) by their names.
 using ArgMap = std::map<std::string, Value>;
-/// Generic constants of the called function (`-D NAME=V`).
-using ConstMap = std::map<std::string, int64_t>;
 
 /// A parameter of a function as a caller sees it.
 struct ParamInfo {
@@ -63,12 +62,12 @@ public:
   /// constants determine. Returns nullopt with `error` set if the given tensors disagree with
   /// the signature (dtype, rank, or a dimension) or a constant is missing.
   std::optional<std::vector<ParamInfo>> describe(const ir::Func &func, const ArgMap &given,
-                                                 const ConstMap &consts, std::string &error);
+                                                 const Defines &consts, std::string &error);
 
   /// Runs `func`. `args` must hold every input; an output present in `args` gives the
   /// output's initial contents, a missing one starts zero-filled. On success `args` holds
   /// the outputs' final contents; on failure returns false with `error` set.
-  bool run(const ir::Func &func, ArgMap &args, const ConstMap &consts, std::string &error);
+  bool run(const ir::Func &func, ArgMap &args, const Defines &consts, std::string &error);
 
 private:
   struct Impl;

@@ -368,17 +368,16 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
 
 std::string packedEntryName(const std::string &cName) { return cName + ".packed"; }
 
-void addPackedEntries(llvm::Module &module, const std::vector<Func> &sources,
-                      const std::vector<Func> &lowered, const abi::OwnNames &own) {
+void addPackedEntries(llvm::Module &module, const LoweredModule &lowered) {
   CodeGenOptions options;
   detail::ModuleState state(module, options);
-  std::vector<std::string> names = abi::cFunctionNames(sources, own);
+  std::vector<std::string> names = abi::cFunctionNames(lowered);
   llvm::IRBuilder<> b(module.getContext());
   llvm::Type *ptr = b.getPtrTy();
-  for (size_t i = 0; i < sources.size(); ++i) {
-    if (!abi::isExported(sources[i], own))
+  for (size_t i = 0; i < lowered.funcs.size(); ++i) {
+    if (!lowered.funcs[i].exported)
       continue; // private to its object: no symbol to call
-    const auto *low = lowered[i].as<PrimFunc>();
+    const auto *low = lowered.funcs[i].lowered.as<PrimFunc>();
     llvm::FunctionType *rawType = detail::rawEntryType(state, low);
     llvm::AttributeList attrs = detail::rawAttributes(state, low);
     llvm::FunctionCallee raw = module.getOrInsertFunction(names[i], rawType, attrs);

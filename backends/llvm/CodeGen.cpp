@@ -3,7 +3,6 @@
 
 #include "backends/abi/Abi.h"
 #include "ir/IRVisitor.h"
-#include "passes/lower/LowerGraph.h"
 #include "runtime/Float16.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -1115,18 +1114,10 @@ void FunctionEmitter::funcCall(const FuncCall *op) {
 // The module
 // ---------------------------------------------------------------------------------------------
 
-std::vector<Func> moduleExterns(const ir::Module &module) {
-  std::vector<Func> out;
-  for (const Func &f : module.functions())
-    if (f.as<ExternFunc>())
-      out.push_back(f);
-  return out;
-}
-
-std::string externSymbolClash(const std::vector<Func> &sources, const std::vector<Func> &lowered,
-                              const std::vector<Func> &externs) {
+std::string externSymbolClash(const LoweredModule &module) {
   std::map<std::string, std::string> emitted; // C name -> function
-  std::vector<std::string> names = abi::cFunctionNames(sources);
+  std::vector<Func> sources = module.sources();
+  std::vector<std::string> names = abi::cFunctionNames(module);
   for (size_t i = 0; i < sources.size(); ++i)
     emitted[names[i]] = sources[i].name();
   static const std::set<std::string> runtime = {"malloc",
@@ -1151,9 +1142,9 @@ std::string externSymbolClash(const std::vector<Func> &sources, const std::vecto
     return out + std::to_string(x.shapeVars.size());
   };
   std::map<std::string, const ExternFunc *> declared; // symbol -> first extern
-  for (const std::string &callee : lower::calledFunctions(lowered)) {
+  for (const std::string &callee : module.calledFunctions) {
     const ExternFunc *x = nullptr;
-    for (const Func &f : externs)
+    for (const Func &f : module.externs)
       if (f.name() == callee)
         x = f.as<ExternFunc>();
     if (!x)
@@ -1171,33 +1162,29 @@ std::string externSymbolClash(const std::vector<Func> &sources, const std::vecto
 }
 
 std::unique_ptr<llvm::Module> emitModule(llvm::LLVMContext &context, const std::string &name,
-                                         const std::vector<Func> &sources,
-                                         const std::vector<Func> &lowered,
-                                         const CodeGenOptions &options,
-                                         const std::vector<Func> &externs) {
-  TDSL_IR_CHECK(sources.size() == lowered.size(), "one lowered function per source function");
+                                         const LoweredModule &lowered,
+                                         const CodeGenOptions &options) {
   auto module = std::make_unique<llvm::Module>(name, context);
   module->setSourceFileName(name);
   detail::ModuleState state(*module, options);
-  for (const Func &f : externs)
+  for (const Func &f : lowered.externs)
     if (const auto *x = f.as<ExternFunc>())
       state.externs[x->name] = x;
   detail::emitLastError(state);
-  std::vector<std::string> names = abi::cFunctionNames(sources, options.ownNames);
-  for (size_t i = 0; i < sources.size(); ++i) {
+  std::vector<std::string> names = abi::cFunctionNames(lowered);
+  for (size_t i = 0; i < lowered.funcs.size(); ++i) {
     // A graph's DLPack entry validates its signature (inputs, one output per result).
-    Func source = sources[i].as<GraphFunc>() ? lower::graphSignature(sources[i]) : sources[i];
-    const auto *prim = source.as<PrimFunc>();
-    const auto *low = lowered[i].as<PrimFunc>();
+    const LoweredFunc &f = lowered.funcs[i];
+    const auto *prim = f.signature.as<PrimFunc>();
+    const auto *low = f.lowered.as<PrimFunc>();
     TDSL_IR_CHECK(prim && low, "the LLVM backend emits PrimFuncs and lowered graphs");
-    bool exported = abi::isExported(sources[i], options.ownNames);
-    llvm::Function *raw = detail::emitRawEntry(state, low, names[i], exported);
-    state.rawEntries[sources[i].name()] = raw;
-    if (exported)
+    llvm::Function *raw = detail::emitRawEntry(state, low, names[i], f.exported);
+    state.rawEntries[f.source.name()] = raw;
+    if (f.exported)
       detail::emitDlpackEntry(state, prim, low, raw, names[i]);
   }
   if (options.packedEntries)
-    addPackedEntries(*module, sources, lowered, options.ownNames);
+    addPackedEntries(*module, lowered);
   std::string errors;
   llvm::raw_string_ostream os(errors);
   if (llvm::verifyModule(*module, &os)) {

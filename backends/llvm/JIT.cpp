@@ -1,7 +1,9 @@
 //===- backends/llvm/JIT.cpp - Running emitted code in-process (ORC LLJIT) ----------------===//
 #include "backends/llvm/JIT.h"
 
+#include "backends/abi/Abi.h"
 #include "backends/llvm/LLVMBackend.h"
+#include "runtime/Float16.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -10,6 +12,9 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include <cstdlib>
+#include <cstring>
+
+#include <dlfcn.h>
 
 namespace tdsl::llvmgen {
 
@@ -22,6 +27,9 @@ struct Jit::Impl {
   TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine; // for optimizeModule
   std::unique_ptr<llvm::orc::LLJIT> jit;
+  /// tdsl_last_error() of each loaded library that defines one: a failing extern writes its
+  /// message to its own copy of the buffer (thread-local storage the JIT does not share).
+  std::vector<const char *(*)()> libraryErrors;
 };
 
 Jit::Jit() : impl_(std::make_unique<Impl>()) {}
@@ -84,6 +92,10 @@ bool Jit::loadLibrary(const std::string &path, std::string &error) {
     return false;
   }
   impl_->jit->getMainJITDylib().addGenerator(std::move(*generator));
+  // Opened by the JIT's generator already: this only takes another reference.
+  if (void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL))
+    if (void *fn = dlsym(handle, "tdsl_last_error"))
+      impl_->libraryErrors.push_back(reinterpret_cast<const char *(*)()>(fn));
   return true;
 }
 
@@ -99,24 +111,19 @@ bool Jit::addModule(std::unique_ptr<llvm::Module> module,
   return true;
 }
 
-bool Jit::addFunctions(const std::string &name, const std::vector<ir::Func> &sources,
-                       const std::vector<ir::Func> &lowered, std::string &error,
-                       const std::vector<ir::Func> &externs) {
+bool Jit::addModule(const std::string &name, const ir::LoweredModule &lowered, std::string &error) {
   auto context = std::make_unique<llvm::LLVMContext>();
   CodeGenOptions codegen;
   codegen.fastMath = impl_->options.fastMath;
   codegen.fpContract = impl_->options.fpContract;
-  codegen.ownNames = impl_->options.ownNames;
   codegen.threadLocalError = false;
   codegen.packedEntries = true;
-  std::unique_ptr<llvm::Module> module =
-      emitModule(*context, name, sources, lowered, codegen, externs);
+  std::unique_ptr<llvm::Module> module = emitModule(*context, name, lowered, codegen);
   return addModule(std::move(module), std::move(context), error);
 }
 
 bool Jit::addObject(const std::string &bytes, const std::string &name,
-                    const std::vector<ir::Func> &sources, const std::vector<ir::Func> &lowered,
-                    std::string &error) {
+                    const ir::LoweredModule &lowered, std::string &error) {
   if (llvm::Error e =
           impl_->jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(bytes, name))) {
     error = "the JIT rejects the object: " + llvm::toString(std::move(e));
@@ -124,7 +131,7 @@ bool Jit::addObject(const std::string &bytes, const std::string &name,
   }
   auto context = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>(name + ".packed", *context);
-  addPackedEntries(*module, sources, lowered, impl_->options.ownNames);
+  addPackedEntries(*module, lowered);
   return addModule(std::move(module), std::move(context), error);
 }
 
@@ -135,6 +142,119 @@ void *Jit::lookup(const std::string &symbol, std::string &error) {
     return nullptr;
   }
   return address->toPtr<void *>();
+}
+
+// --- Calls -------------------------------------------------------------------------------------
+
+std::optional<JitFunction> JitFunction::find(Jit &jit, const ir::LoweredModule &lowered,
+                                             const std::string &name, std::string &error) {
+  std::vector<ir::Func> sources = lowered.sources();
+  std::vector<std::string> cNames = abi::cFunctionNames(lowered);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (sources[i].name() != name)
+      continue;
+    JitFunction f;
+    f.jit_ = &jit;
+    f.func_ = &lowered.funcs[i];
+    void *entry = jit.lookup(packedEntryName(cNames[i]), error);
+    void *lastError = entry ? jit.lookup("tdsl_last_error", error) : nullptr;
+    if (!entry || !lastError)
+      return std::nullopt;
+    f.entry_ = reinterpret_cast<int32_t (*)(void **)>(entry);
+    f.lastError_ = reinterpret_cast<const char *(*)()>(lastError);
+    return f;
+  }
+  error = "no function named '" + name + "' was compiled";
+  return std::nullopt;
+}
+
+namespace {
+
+/// A scalar in its ABI type, in the low bytes of a slot (little endian).
+uint64_t scalarBits(const runtime::Scalar &s) {
+  ir::DType t = s.dtype;
+  uint64_t bits = 0;
+  if (t.isBool() || t.isInteger())
+    return static_cast<uint64_t>(s.i);
+  switch (t.code()) {
+  case ir::DType::Code::F16:
+    return runtime::f16FromDouble(s.f);
+  case ir::DType::Code::BF16:
+    return runtime::bf16FromDouble(s.f);
+  case ir::DType::Code::F32: {
+    float f = static_cast<float>(s.f);
+    std::memcpy(&bits, &f, sizeof f);
+    return bits;
+  }
+  default:
+    std::memcpy(&bits, &s.f, sizeof s.f);
+    return bits;
+  }
+}
+
+} // namespace
+
+std::unordered_map<ir::Var, int64_t> JitFunction::shapeValues(const JitArgs &args) const {
+  const auto *source = func_->signature.as<ir::PrimFunc>();
+  std::unordered_map<ir::Var, int64_t> values;
+  auto bind = [&](const ir::Buffer &b) {
+    auto it = args.find(b.name());
+    if (it == args.end() || !std::holds_alternative<runtime::Tensor>(it->second))
+      return;
+    const runtime::Tensor &t = std::get<runtime::Tensor>(it->second);
+    for (size_t d = 0; d < b.rank() && d < t.shape.size(); ++d)
+      if (const auto *ref = b.shape()[d].as<ir::VarRef>())
+        values.emplace(ref->var, t.shape[d]);
+  };
+  for (const ir::FuncParam &p : source->inputs)
+    if (p.isTensor())
+      bind(p.buffer);
+  for (const ir::Buffer &b : source->outputs)
+    bind(b);
+  return values;
+}
+
+bool JitFunction::call(JitArgs &args, std::string &error) const {
+  const auto *source = func_->signature.as<ir::PrimFunc>();
+  const auto *lowered = func_->lowered.as<ir::PrimFunc>();
+  std::vector<void *> slots;
+  std::vector<uint64_t> scalars;
+  scalars.reserve(source->inputs.size() + lowered->shapeVars.size());
+  for (const ir::FuncParam &p : source->inputs) {
+    auto &v = args.at(p.name());
+    if (p.isTensor()) {
+      slots.push_back(std::get<runtime::Tensor>(v).bytes.data());
+      continue;
+    }
+    scalars.push_back(scalarBits(std::get<runtime::Scalar>(v)));
+    slots.push_back(&scalars.back());
+  }
+  for (const ir::Buffer &b : source->outputs)
+    slots.push_back(std::get<runtime::Tensor>(args.at(b.name())).bytes.data());
+  std::unordered_map<ir::Var, int64_t> shapes = shapeValues(args);
+  for (const ir::Var &v : lowered->shapeVars) {
+    auto it = shapes.find(v);
+    if (it == shapes.end()) {
+      error = "shape variable " + v.name() + " is not bound by any argument";
+      return false;
+    }
+    scalars.push_back(static_cast<uint64_t>(it->second));
+    slots.push_back(&scalars.back());
+  }
+  // The raw entry does not clear the message buffer (only _dlpack does): clear it here (it is
+  // the compiled code's own writable buffer), so that a failure's message is the one its
+  // callee wrote. A library's message is read only when that buffer stays empty.
+  const_cast<char *>(lastError_())[0] = '\0';
+  if (int32_t status = entry_(slots.data())) {
+    std::string message = lastError_();
+    for (auto libraryError : jit_->impl_->libraryErrors)
+      if (message.empty())
+        message = libraryError();
+    error = "'" + source->name + "' returned " + std::to_string(status) + ": " +
+            (message.empty() ? "(no message in tdsl_last_error())" : message);
+    return false;
+  }
+  return true;
 }
 
 } // namespace tdsl::llvmgen

@@ -22,8 +22,7 @@
 //===--------------------------------------------------------------------------------------===//
 #pragma once
 
-#include "backends/abi/Abi.h"
-#include "ir/IR.h"
+#include "ir/LoweredModule.h"
 
 #include <memory>
 #include <string>
@@ -45,9 +44,6 @@ struct CodeGenOptions {
   /// code (a product operand of + or -, possibly negated; the left one first). Off: no
   /// fmuladd, and no `contract` flag even with fastMath.
   bool fpContract = true;
-  /// The file's own items, which the module exports (abi::OwnNames; by default the functions
-  /// without a '.'). The other functions get internal linkage and no DLPack or packed entry.
-  abi::OwnNames ownNames;
   /// The buffer of tdsl_last_error() is thread_local, like the C++ backend's (objects). The
   /// JIT links without the ORC runtime, which thread-local storage needs: there it is a plain
   /// global.
@@ -56,42 +52,30 @@ struct CodeGenOptions {
   bool packedEntries = false;
 };
 
-/// Emits `sources` (checked, scheduled PrimFuncs and planned GraphFuncs, as
-/// cpp::emittedFunctions gives them: a graph after the funcs it calls) whose lowered forms are
-/// `lowered` (abi::lowerModule, lower::lowerGraph), position by position. `externs` are the
-/// module's ExternFuncs (moduleExterns): a lowered graph's call of one becomes a call of its C
-/// symbol, declared in the module and resolved at link time.
+/// Emits the functions of `module` (the CPU pipeline's result: PrimFuncs, then graphs). A
+/// lowered graph's call of an extern becomes a call of its C symbol, declared in the module and
+/// resolved at link time.
 ///
+/// Requires: externSymbolClash(module) is empty.
 /// Guarantees: a module that passes the LLVM verifier (a failure is an internal error), with
 /// deterministic contents; no target is set yet (see prepareModule in Target.h).
 std::unique_ptr<llvm::Module> emitModule(llvm::LLVMContext &context, const std::string &name,
-                                         const std::vector<ir::Func> &sources,
-                                         const std::vector<ir::Func> &lowered,
-                                         const CodeGenOptions &options = {},
-                                         const std::vector<ir::Func> &externs = {});
+                                         const ir::LoweredModule &module,
+                                         const CodeGenOptions &options = {});
 
-/// The ExternFuncs of `module`, in module order.
-std::vector<ir::Func> moduleExterns(const ir::Module &module);
-
-/// Why the externs that the lowered graphs among `lowered` call cannot share one module with
-/// `sources` (emitModule's arguments): a symbol that is also the C name of an emitted function,
-/// one of the C library or OpenMP functions the emitted code calls, or one that two externs
-/// declare with different raw-entry types. Empty when there is no such clash; emitModule
-/// requires it to be empty.
-std::string externSymbolClash(const std::vector<ir::Func> &sources,
-                              const std::vector<ir::Func> &lowered,
-                              const std::vector<ir::Func> &externs);
+/// Why the externs that the lowered graphs of `module` call cannot share one LLVM module with
+/// its functions: a symbol that is also the C name of an emitted function, one of the C library
+/// or OpenMP functions the emitted code calls, or one that two externs declare with different
+/// raw-entry types. Empty when there is no such clash.
+std::string externSymbolClash(const ir::LoweredModule &module);
 
 /// The packed entry of the function with C name `cName`: `int32_t cName.packed(void **args)`,
 /// one slot per raw-entry argument, in order: a buffer's slot holds its data pointer, a
 /// scalar's or shape variable's slot points at the value (in its ABI type).
 std::string packedEntryName(const std::string &cName);
 
-/// Adds the packed entries of the exported functions among `sources` (abi::isExported with
-/// `own`) to `module`, calling the raw entries (defined in the module or, for the C++ backend's
-/// object in the JIT, only declared).
-void addPackedEntries(llvm::Module &module, const std::vector<ir::Func> &sources,
-                      const std::vector<ir::Func> &lowered,
-                      const abi::OwnNames &own = std::nullopt);
+/// Adds the packed entries of the exported functions of `lowered` to `module`, calling the raw
+/// entries (defined in the module or, for the C++ backend's object in the JIT, only declared).
+void addPackedEntries(llvm::Module &module, const ir::LoweredModule &lowered);
 
 } // namespace tdsl::llvmgen

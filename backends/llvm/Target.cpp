@@ -191,10 +191,9 @@ bool emitObject(llvm::Module &module, llvm::TargetMachine &machine, bool assembl
   return true;
 }
 
-bool compileFunctions(const std::string &name, const std::vector<ir::Func> &sources,
-                      const std::vector<ir::Func> &lowered, const TargetOptions &options,
-                      OutputKind kind, std::string &out, std::string &error,
-                      const std::vector<ir::Func> &externs) {
+bool compileModule(const std::string &name, const ir::LoweredModule &lowered,
+                   const TargetOptions &options, OutputKind kind, std::string &out,
+                   std::string &error) {
   std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(options, error);
   if (!machine)
     return false;
@@ -202,9 +201,7 @@ bool compileFunctions(const std::string &name, const std::vector<ir::Func> &sour
   CodeGenOptions codegen;
   codegen.fastMath = options.fastMath;
   codegen.fpContract = options.fpContract;
-  codegen.ownNames = options.ownNames;
-  std::unique_ptr<llvm::Module> module =
-      emitModule(context, name, sources, lowered, codegen, externs);
+  std::unique_ptr<llvm::Module> module = emitModule(context, name, lowered, codegen);
   optimizeModule(*module, *machine, options);
   switch (kind) {
   case OutputKind::IR: {

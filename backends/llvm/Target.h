@@ -8,8 +8,7 @@
 //===--------------------------------------------------------------------------------------===//
 #pragma once
 
-#include "backends/abi/Abi.h"
-#include "ir/IR.h"
+#include "ir/LoweredModule.h"
 
 #include <memory>
 #include <string>
@@ -33,8 +32,6 @@ struct TargetOptions {
   /// Print the optimizer's remarks and missed-transformation warnings ("loop not vectorized");
   /// by default they are dropped (optimizeModule installs a diagnostic handler).
   bool remarks = false;
-  /// The file's own items, which an object exports (compileFunctions; abi::OwnNames).
-  abi::OwnNames ownNames;
 };
 
 /// The CPU name and the feature string that `options` stand for.
@@ -64,11 +61,9 @@ enum class OutputKind { IR, Bitcode, Assembly, Object };
 
 /// The whole route of tdslc: emitModule (module `name`), the target of `options`, the -O
 /// pipeline, then the output: textual IR or bitcode after optimisation, assembly or an
-/// object. Deterministic. Returns false with `error` set for a bad --mcpu. `externs`: as for
-/// emitModule.
-bool compileFunctions(const std::string &name, const std::vector<ir::Func> &sources,
-                      const std::vector<ir::Func> &lowered, const TargetOptions &options,
-                      OutputKind kind, std::string &out, std::string &error,
-                      const std::vector<ir::Func> &externs = {});
+/// object. Deterministic. Returns false with `error` set for a bad --mcpu.
+bool compileModule(const std::string &name, const ir::LoweredModule &lowered,
+                   const TargetOptions &options, OutputKind kind, std::string &out,
+                   std::string &error);
 
 } // namespace tdsl::llvmgen

@@ -6,6 +6,7 @@
 //===--------------------------------------------------------------------------------------===//
 #pragma once
 
+#include "ir/Gpu.h"
 #include "ir/IR.h"
 #include "ir/StructuralEqual.h"
 #include "ir/Utils.h"
@@ -14,12 +15,7 @@
 
 namespace tdsl::lower {
 
-/// True for the tags "threadIdx.*"; false for "blockIdx.*".
-bool isThreadIdxTag(const std::string &tag);
-
-// The names backends/cuda still uses; they are ir::equalExpr and ir::usedVars.
-// TODO(pipeline): switch backends/cuda to ir/ and drop these.
-inline bool sameExpr(const ir::Expr &a, const ir::Expr &b) { return ir::equalExpr(a, b); }
-using ir::usedVars;
+/// True for the tags "threadIdx.*"; false for "blockIdx.*" (ir/Gpu.h).
+using ir::isThreadIdxTag;
 
 } // namespace tdsl::lower

@@ -11,17 +11,6 @@ namespace tdsl::lower {
 
 using namespace ir;
 
-const Var &syncThreadsVar() {
-  static const Var var("__syncthreads", DType::i32());
-  return var;
-}
-
-bool isSyncThreads(const Stmt &s) {
-  const auto *e = s.as<Evaluate>();
-  const auto *ref = e ? e->value.as<VarRef>() : nullptr;
-  return ref && ref->var == syncThreadsVar();
-}
-
 namespace {
 
 struct SharedAccess {

@@ -1,15 +1,14 @@
 //===- passes/lower/InsertSyncs.h - __syncthreads() where threads of a block hand over data -===//
 #pragma once
 
+#include "ir/Gpu.h"
 #include "ir/IR.h"
 
 namespace tdsl::lower {
 
-/// The variable whose `Evaluate` statement stands for a barrier of the threads of a block
-/// (`__syncthreads()` in CUDA); lowered IR prints it as `__syncthreads;`.
-const ir::Var &syncThreadsVar();
-/// True for the barrier statement.
-bool isSyncThreads(const ir::Stmt &s);
+/// The barrier statement (ir/Gpu.h).
+using ir::isSyncThreads;
+using ir::syncThreadsVar;
 
 /// Inserts a barrier inside each kernel (an outermost loop bound to a thread tag) wherever
 /// threads of a block may access a Shared buffer that other threads accessed before: a read

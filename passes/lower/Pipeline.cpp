@@ -81,9 +81,12 @@ Func run(const std::vector<Step> &steps, const Func &func, const LowerOptions &o
   for (const Step &step : steps) {
     if (options.beforeStep)
       options.beforeStep(step.name, current);
-    current = step.run(current, options);
+    Func next = step.run(current, options);
     if (options.afterStep)
-      options.afterStep(step.name, current);
+      options.afterStep(step.name, next);
+    if (options.check && !options.check(step.name, current, next))
+      return Func();
+    current = next;
   }
   return current;
 }
@@ -104,16 +107,8 @@ Func lowerPrimFunc(const Func &func, const LowerOptions &options) {
   return run(steps(), func, options);
 }
 
-Func lowerPrimFuncForCuda(const Func &func, const StepCallback &afterStep) {
-  LowerOptions options;
-  options.afterStep = afterStep;
+Func lowerPrimFuncForCuda(const Func &func, const LowerOptions &options) {
   return run(cudaSteps(), func, options);
-}
-
-Func lowerPrimFunc(const Func &func, const StepCallback &afterStep) {
-  LowerOptions options;
-  options.afterStep = afterStep;
-  return lowerPrimFunc(func, options);
 }
 
 } // namespace tdsl::lower

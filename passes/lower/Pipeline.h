@@ -53,6 +53,9 @@ struct LowerOptions {
   std::function<std::string(const SourceLoc &)> locationText;
   /// Called after / before each step.
   StepCallback afterStep, beforeStep;
+  /// Target checks after each step (`before` is the step's input): false stops the lowering,
+  /// which then returns an undefined Func (the check reported why).
+  std::function<bool(const std::string &step, const ir::Func &before, const ir::Func &after)> check;
 };
 
 /// The step names, in order ("lower.blocks", ...).
@@ -62,16 +65,15 @@ const std::vector<std::string> &lowerStepNames();
 ///
 /// Requires: a PrimFunc whose generic constants are all given (constVars empty).
 /// Guarantees: the result has no Block and only rank-1 buffers; its inputs and outputs are
-/// the flat forms of `func`'s, position by position (see flattenBuffers).
+/// the flat forms of `func`'s, position by position (see flattenBuffers). Undefined when
+/// `options.check` stopped it.
 ir::Func lowerPrimFunc(const ir::Func &func, const LowerOptions &options = {});
-/// The same, with only an after-step callback.
-ir::Func lowerPrimFunc(const ir::Func &func, const StepCallback &afterStep);
 
 /// The cuda pipeline's step names, in order (the CPU steps and the lower.cuda_* ones).
 const std::vector<std::string> &cudaLowerStepNames();
 
 /// Runs the cuda pipeline on `func` (same requirements and guarantees as lowerPrimFunc, plus
 /// compacted shared/local buffers and barriers; see passes/lower/InsertSyncs.h).
-ir::Func lowerPrimFuncForCuda(const ir::Func &func, const StepCallback &afterStep = {});
+ir::Func lowerPrimFuncForCuda(const ir::Func &func, const LowerOptions &options = {});
 
 } // namespace tdsl::lower

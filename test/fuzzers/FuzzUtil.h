@@ -19,9 +19,11 @@
 namespace tdsl::fuzz {
 
 /// Parses and checks `text` as the file `path` (imports resolve next to it); applies its
-/// schedules unless `noSchedule`. Diagnostics go to `err`.
+/// schedules unless `noSchedule`. Diagnostics go to `err`. With `lowered`, also runs the rest of
+/// the module pipeline (the CPU target) into it.
 inline std::optional<ir::Module> compileText(const std::string &path, const std::string &text,
-                                             bool noSchedule, std::ostream &err) {
+                                             bool noSchedule, std::ostream &err,
+                                             ir::LoweredModule *lowered = nullptr) {
   DriverOptions opts;
   opts.input = path;
   opts.emit = EmitKind::IR;
@@ -31,7 +33,14 @@ inline std::optional<ir::Module> compileText(const std::string &path, const std:
   Compilation c(opts, err);
   if (!c.parse(&text))
     return std::nullopt;
-  return c.buildIR();
+  std::optional<ir::Module> m = c.buildIR();
+  if (m && lowered) {
+    std::optional<ir::LoweredModule> l = c.lower(*m);
+    if (!l)
+      return std::nullopt;
+    *lowered = std::move(*l);
+  }
+  return m;
 }
 
 /// Reads choices from the fuzzer's bytes: pick(n) in [0, n); past the end, 0.

@@ -1026,7 +1026,10 @@ void runBatch(const std::vector<Program> &programs, Stats &stats) {
     textR += p.text;
   }
   std::ostringstream errS, errR;
-  std::optional<ir::Module> S = fuzz::compileText("batch.tdsl", textS, false, errS);
+  bool compiled = gOpts->routes.size() > (gOpts->routes.count("interp") ? 1u : 0u);
+  ir::LoweredModule L; // the module pipeline's result for the compiled routes
+  std::optional<ir::Module> S =
+      fuzz::compileText("batch.tdsl", textS, false, errS, compiled ? &L : nullptr);
   std::optional<ir::Module> R = fuzz::compileText("batch.tdsl", textR, true, errR);
   if (!S || !R) {
     if (programs.size() > 1) {
@@ -1045,10 +1048,9 @@ void runBatch(const std::vector<Program> &programs, Stats &stats) {
   std::vector<ir::Func> sources, lowered;
   std::map<std::string, Route> routes;
   std::string routeError, routeName;
-  bool compiled = gOpts->routes.size() > (gOpts->routes.count("interp") ? 1u : 0u);
   if (compiled) {
-    sources = cpp::emittedFunctions(*S, copts);
-    lowered = cpp::lowerModule(*S, copts);
+    sources = L.sources();
+    lowered = L.lowered();
   }
   llvmgen::TargetOptions target;
   for (std::string name : {"jit", "obj", "cpp"}) {
@@ -1060,20 +1062,19 @@ void runBatch(const std::vector<Program> &programs, Stats &stats) {
     r.jit = llvmgen::Jit::create(target, error);
     bool ok = r.jit != nullptr;
     if (ok && std::string(name) == "jit") {
-      ok = r.jit->addFunctions("batch", sources, lowered, error, llvmgen::moduleExterns(*S));
+      ok = r.jit->addModule("batch", L, error);
     } else if (ok && std::string(name) == "obj") {
       std::string object;
-      ok = llvmgen::compileFunctions("batch", sources, lowered, target, llvmgen::OutputKind::Object,
-                                     object, error, llvmgen::moduleExterns(*S)) &&
-           r.jit->addObject(object, "batch.o", sources, lowered, error);
+      ok = llvmgen::compileModule("batch", L, target, llvmgen::OutputKind::Object, object, error) &&
+           r.jit->addObject(object, "batch.o", L, error);
     } else if (ok) {
       std::string object, errors;
       cpp::CompileOptions cc;
-      ok = cpp::compileCpp(cpp::emitCpp(*S, copts), "batch.cpp", cc, object, errors);
+      ok = cpp::compileCpp(cpp::emitCpp(L, copts), "batch.cpp", cc, object, errors);
       if (!ok)
         error = "the emitted C++ does not compile:\n" + errors;
       else
-        ok = r.jit->addObject(object, "batch.o", sources, lowered, error);
+        ok = r.jit->addObject(object, "batch.o", L, error);
     }
     if (!ok) {
       routeError = error;
@@ -1092,8 +1093,7 @@ void runBatch(const std::vector<Program> &programs, Stats &stats) {
     writeRepro("route-error", programs[0], "route " + routeName + ": " + routeError);
     return;
   }
-  std::vector<std::string> cNames =
-      compiled ? abi::cFunctionNames(sources) : std::vector<std::string>{};
+  std::vector<std::string> cNames = compiled ? abi::cFunctionNames(L) : std::vector<std::string>{};
   interp::Interpreter inR(*R), inS(*S);
   for (const Program &p : programs) {
     ++stats.programs;

@@ -164,6 +164,6 @@ TEST(Driver, BadOptionsExitTwo) {
   EXPECT_EQ(o3.optLevel, 3);
   EXPECT_TRUE(o3.writeDeps);
   EXPECT_EQ(o3.depFile, "x.d");
-  ASSERT_EQ(o3.defines.size(), 1u);
-  EXPECT_EQ(o3.defines[0].second, 4);
+  ASSERT_EQ(o3.defines.entries().size(), 1u);
+  EXPECT_EQ(o3.defines.entries()[0].second, 4);
 }

@@ -1,17 +1,18 @@
 //===- tools/driver/Driver.h ------------------------------------------------------------------===//
 //
-// The compiler driver behind `tdslc`: command line, phases, outputs (spec §9).
-// A library so that tests can run whole compilations in-process.
+// The compiler driver behind `tdslc`: command line, phases, outputs (spec §9). A library so that
+// tests and the other tools (tdsl-run) run whole compilations in-process: Compilation loads and
+// checks the sources (frontend/) and runs the module pipeline (passes/Pipeline.h) on them.
 
 #pragma once
 
 #include "frontend/AST.h"
 #include "ir/IR.h"
-#include "ir/Schedule.h"
-#include "passes/graph/Graph.h"
+#include "ir/LoweredModule.h"
+#include "passes/Pipeline.h"
+#include "tools/driver/ToolOptions.h"
 
 #include <iosfwd>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,22 +22,13 @@ namespace tdsl {
 
 enum class EmitKind { AST, IR, Lowered, Cpp, Cuda, LLVM, Bitcode, Asm, Obj, Header, Dot };
 
-struct DriverOptions {
-  std::string input;
+struct DriverOptions : ToolOptions {
   EmitKind emit = EmitKind::Obj;
   std::string output;                 // empty: stdout for text, <stem>.o for obj
-  std::string target = "cpu";         // cpu | cuda
   std::string mcpu = "native", mattr; // --mcpu, --mattr
-  int optLevel = 2;                   // -O0..-O3
   bool fastMath = false;
-  bool fpContract = true;   // --ffp-contract=on|off
-  bool remarks = false;     // --remarks
-  std::string via = "llvm"; // --via=llvm|cpp
+  bool remarks = false; // --remarks
   std::vector<std::string> scheduleFiles;
-  std::vector<std::pair<std::string, int64_t>> defines; // -D NAME=VALUE, in order
-  bool noSchedule = false;
-  std::vector<std::string> includeDirs;
-  std::string func;
   bool printIRAfterAll = false;
   std::vector<std::string> printIRAfter, printIRBefore;
   bool listPasses = false;
@@ -46,7 +38,6 @@ struct DriverOptions {
   bool warningsAsErrors = false;
   unsigned errorLimit = 20;
   std::string color = "auto";
-  std::string stdlibDir;   // found from the executable unless set
   bool graphPasses = true; // false: graphs as checked (tdsl-run --check's reference)
 };
 
@@ -73,49 +64,26 @@ public:
   /// Loads the input (from `sourceText` when given), its imports and the --schedule files, and
   /// resolves module-level names.
   bool parse(const std::string *sourceText = nullptr);
-  /// Checks the modules and builds the IR of the main one (imported functions included).
+  /// Checks the modules, builds the IR of the main one (imported functions included) and runs
+  /// the pipeline up to the scheduled module (passes/Pipeline.h: Pipeline::schedule).
   std::optional<ir::Module> buildIR();
+  /// The rest of the pipeline: the functions the backends emit, lowered for the target.
+  std::optional<ir::LoweredModule> lower(const ir::Module &scheduled);
 
   const ast::Module &mainModule() const;
   const std::vector<ast::Module *> &scheduleModules() const;
+  /// The input and every file it imports, in load order.
   std::vector<std::string> dependencies() const;
+  /// Writes them as a Makefile rule for `target` to `file` (default: target's stem + .d), with
+  /// an empty rule per import (-MD, -MF). False after reporting that it cannot be written.
+  bool writeDependencies(const std::string &target, std::string file);
   DiagnosticEngine &diags();
 
-  /// Prints the IR after `step` when --print-ir-after(-all) asks for it (for the phases that
-  /// run outside this class: lowering and the backends).
-  void printAfter(const std::string &step, const ir::Module &m);
-  void printAfter(const std::string &step, const ir::Func &f);
-  /// The same for --print-ir-before.
-  void printBefore(const std::string &step, const ir::Module &m);
-  void printBefore(const std::string &step, const ir::Func &f);
-  /// "file.tdsl:3:7" for a location in the loaded sources.
-  std::string locationText(const SourceLoc &loc) const;
-
 private:
-  bool wantsPrint(const std::string &step) const;
-  bool wantsPrintBefore(const std::string &step) const;
-  void scheduleFused(ir::Module &m, const std::vector<graph::DerivedFunc> &fused,
-                     const std::vector<ir::ScheduleScript> &scripts);
-
   struct State;
   const DriverOptions &opts_;
-  std::ostream *printStream_;
   std::unique_ptr<State> state_;
 };
-
-/// The steps --print-ir-after and --list-passes know: `sema`, the graph passes before schedules
-/// (`graph.fold-constants`, `graph.instantiate`, `graph.dce`, `graph.fuse`),
-/// `schedule.<primitive>` (after each call of that primitive), `schedule` (after all
-/// schedules), `graph.plan-memory`, then the lowering steps (`lower.blocks`, ...; see
-/// passes/lower/Pipeline.h), run by --emit=lowered|cpp.
-const std::vector<std::string> &passNames();
-
-/// `--emit=ir`: the module's own items — its import lines, then its functions (imported ones,
-/// named `prefix.name` in the IR module, are not inlined).
-void printOwnItems(const ir::Module &m, std::ostream &os, const std::string &only = "");
-
-/// The standard library folder: $TDSL_STDLIB, else `<exe>/../share/tdsl/stdlib`.
-std::string defaultStdlibDir();
 
 const char *emitKindName(EmitKind kind);
 

@@ -697,12 +697,13 @@ void Analysis::compile() {
   diags_->flush();
   if (diags_->hasErrors())
     return;
-  std::vector<std::string> targets = {"cpu"};
+  std::vector<Target> targets = {Target::CPU};
   for (const ast::Module *mod : modules)
     for (const ast::ItemPtr &item : mod->items)
-      if (auto *s = item->as<ast::ScheduleDecl>(); s && s->target && s->target->name == "cuda")
-        targets = {"cpu", "cuda"};
-  for (const std::string &target : targets) {
+      if (auto *s = item->as<ast::ScheduleDecl>();
+          s && s->target && parseTarget(s->target->name) == Target::CUDA)
+        targets = {Target::CPU, Target::CUDA};
+  for (Target target : targets) {
     std::set<std::string> used;
     std::vector<ir::ScheduleScript> scripts =
         buildSchedules(modules, {}, target, {}, used, *diags_);
@@ -714,7 +715,7 @@ void Analysis::compile() {
           scripts.push_back(copy);
         }
     ir::Module scheduled = m;
-    applySchedules(scheduled, scripts, target, *diags_);
+    applySchedules(scheduled, scripts, targetName(target), *diags_);
     diags_->flush();
   }
 }

@@ -10,34 +10,27 @@
 // error, 2 a bad command line or a mode this build does not have (an extern run directly).
 //
 //===--------------------------------------------------------------------------------------===//
-#include "backends/abi/Abi.h"
 #include "backends/cpp/CompileCpp.h"
 #include "backends/cpp/CppEmitter.h"
 #include "backends/interp/Interpreter.h"
 #include "backends/llvm/JIT.h"
 #include "backends/llvm/LLVMBackend.h"
-#include "passes/lower/LowerGraph.h"
-#include "runtime/Float16.h"
 #include "runtime/Npy.h"
+#include "tools/driver/CommandLine.h"
 #include "tools/driver/Driver.h"
 #include "tools/tdsl-run/BenchJson.h"
 #include "tools/tdsl-run/FlopCount.h"
-
-#include <boost/program_options.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <map>
 #include <new>
 #include <random>
 #include <stdexcept>
-
-#include <dlfcn.h>
 
 namespace po = boost::program_options;
 using namespace tdsl;
@@ -81,22 +74,14 @@ Inputs not given get seeded random values: uniform in [-1, 1) for floats, intege
 Exit status: 0 success, 1 error, 2 bad command line.
 )";
 
-struct RunOptions {
-  std::string file;
-  std::string func;
-  bool interpret = false, bench = false, check = false, noSchedule = false;
-  std::string via = "llvm";
-  int optLevel = 2;
-  bool fpContract = true;
+/// tdsl-run's options: the compilation's (Driver.h), then what running takes.
+struct RunOptions : DriverOptions {
+  bool interpret = false, bench = false, check = false;
   int64_t threads = 0, repeat = 10;
-  std::string target = "cpu";
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
   std::vector<std::string> libraries;
-  interp::ConstMap defines;
   uint64_t seed = 0;
   std::string json; // --json FILE (BenchJson.h)
-  std::vector<std::string> includeDirs;
-  std::string stdlibDir;
 };
 
 int usageError(const std::string &message) {
@@ -107,18 +92,6 @@ int usageError(const std::string &message) {
 int runError(const std::string &message) {
   std::cerr << "tdsl-run: error: " << message << "\n";
   return 1;
-}
-
-bool parseInt(const std::string &s, int64_t &v) {
-  if (s.empty())
-    return false;
-  size_t pos = 0;
-  try {
-    v = std::stoll(s, &pos, 0);
-  } catch (...) {
-    return false;
-  }
-  return pos == s.size();
 }
 
 bool parseDouble(const std::string &s, double &v) {
@@ -144,139 +117,81 @@ bool splitAssignment(const std::string &text, std::pair<std::string, std::string
 
 /// Returns nullopt to go on, or the exit status.
 std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
-  auto many = [] { return po::value<std::vector<std::string>>(); };
   po::options_description desc;
-  desc.add_options()("help,h", "")("func", many(), "")("interpret", "")("no-schedule", "")(
-      "bench", "")("check", "")("input", many(), "")("output", many(), "")("load", many(), "")(
-      "define,D", many(), "")("seed", many(), "")("include,I", many(), "")("stdlib", many(), "")(
-      "via", many(), "")("threads", many(), "")("repeat", many(), "")("opt-level", many(), "")(
-      "ffp-contract", many(), "")("target", many(), "")("file", many(), "")("json", many(), "");
-  po::positional_options_description positional;
-  positional.add("file", -1);
-  po::variables_map vm;
-  try {
-    auto style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-    // -O2 is --opt-level=2 (as tdslc spells it).
-    std::vector<std::string> argList;
-    for (int i = 1; i < argc; ++i) {
-      std::string a = argv[i];
-      if (a.size() == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '9')
-        a = std::string("--opt-level=") + a[2];
-      argList.push_back(a);
-    }
-    po::store(
-        po::command_line_parser(argList).options(desc).positional(positional).style(style).run(),
-        vm);
-    po::notify(vm);
-  } catch (const po::error &e) {
-    return usageError(e.what());
-  }
-  if (vm.count("help")) {
+  cl::addToolOptions(desc);
+  desc.add_options()("interpret", "")("bench", "")("check", "")("input", cl::value(), "")(
+      "output", cl::value(), "")("load", cl::value(), "")("seed", cl::value(), "")(
+      "threads", cl::value(), "")("repeat", cl::value(), "")("file", cl::value(),
+                                                             "")("json", cl::value(), "");
+  cl::Parsed p;
+  if (std::string error = cl::parse(argc, argv, desc, "file", {}, p); !error.empty())
+    return usageError(error);
+  if (p.has("help")) {
     std::cout << kHelp;
     return 0;
   }
-  auto all = [&](const char *name) {
-    return vm.count(name) ? vm[name].as<std::vector<std::string>>() : std::vector<std::string>();
-  };
-
-  std::vector<std::string> files = all("file");
-  if (files.empty())
-    return usageError("no input file");
-  if (files.size() > 1)
-    return usageError("more than one input file: '" + files[0] + "' and '" + files[1] + "'");
-  opts.file = files[0];
-  if (all("func").empty())
+  if (std::string error = cl::readInput(p, "file", opts.input); !error.empty())
+    return usageError(error);
+  if (!p.last("func"))
     return usageError("--func NAME is required");
-  opts.func = all("func").back();
-  opts.interpret = vm.count("interpret") != 0;
-  opts.bench = vm.count("bench") != 0;
-  opts.check = vm.count("check") != 0;
-  opts.noSchedule = vm.count("no-schedule") != 0;
+  opts.interpret = p.has("interpret");
+  opts.bench = p.has("bench");
+  opts.check = p.has("check");
   for (const char *option : {"input", "output"}) {
-    for (const std::string &text : all(option)) {
+    for (const std::string &text : p.all(option)) {
       std::pair<std::string, std::string> assignment;
       if (!splitAssignment(text, assignment))
         return usageError(std::string("--") + option + " expects NAME=VALUE, got '" + text + "'");
       (std::string(option) == "input" ? opts.inputs : opts.outputs).push_back(assignment);
     }
   }
-  opts.libraries = all("load");
-  for (const std::string &text : all("define")) {
-    std::pair<std::string, std::string> assignment;
-    int64_t value;
-    if (!splitAssignment(text, assignment))
-      return usageError("-D expects NAME=VALUE, got '" + text + "'");
-    if (!parseInt(assignment.second, value))
-      return usageError("-D " + assignment.first + ": value '" + assignment.second +
-                        "' is not an integer");
-    opts.defines[assignment.first] = value;
-  }
-  if (!all("seed").empty()) {
+  opts.libraries = p.all("load");
+  if (std::string error = cl::readToolOptions(p, opts); !error.empty())
+    return usageError(error);
+  if (auto text = p.last("seed")) {
     int64_t seed;
-    if (!parseInt(all("seed").back(), seed) || seed < 0)
-      return usageError("invalid value '" + all("seed").back() +
-                        "' for --seed; expected an integer N >= 0");
+    if (!parseInteger(*text, seed) || seed < 0)
+      return usageError("invalid value '" + *text + "' for --seed; expected an integer N >= 0");
     opts.seed = static_cast<uint64_t>(seed);
-  }
-  opts.includeDirs = all("include");
-  opts.stdlibDir = all("stdlib").empty() ? defaultStdlibDir() : all("stdlib").back();
-  if (!all("target").empty()) {
-    opts.target = all("target").back();
-    if (opts.target != "cpu" && opts.target != "cuda")
-      return usageError("invalid value '" + opts.target + "' for --target; expected cpu or cuda");
-  }
-
-  if (!all("via").empty()) {
-    opts.via = all("via").back();
-    if (opts.via != "llvm" && opts.via != "cpp")
-      return usageError("invalid value '" + opts.via + "' for --via; expected llvm or cpp");
-  }
-  if (!all("opt-level").empty()) {
-    std::string level = all("opt-level").back();
-    if (level.size() != 1 || level[0] < '0' || level[0] > '3')
-      return usageError("invalid optimisation level -O" + level + "; expected -O0 to -O3");
-    opts.optLevel = level[0] - '0';
-  }
-  if (!all("ffp-contract").empty()) {
-    std::string contract = all("ffp-contract").back();
-    if (contract != "on" && contract != "off")
-      return usageError("invalid value '" + contract + "' for --ffp-contract; expected on or off");
-    opts.fpContract = contract == "on";
   }
   for (auto [name, target] : {std::pair<const char *, int64_t *>{"threads", &opts.threads},
                               std::pair<const char *, int64_t *>{"repeat", &opts.repeat}}) {
-    if (all(name).empty())
-      continue;
-    if (!parseInt(all(name).back(), *target) || *target < 1)
-      return usageError("invalid value '" + all(name).back() + "' for --" + name +
+    auto text = p.last(name);
+    if (text && (!parseInteger(*text, *target) || *target < 1))
+      return usageError("invalid value '" + *text + "' for --" + name +
                         "; expected an integer N >= 1");
   }
   if (opts.bench && opts.interpret)
     return usageError("--bench times compiled code: it cannot be used with --interpret");
-  if (!all("json").empty() && !opts.bench)
+  if (p.has("json") && !opts.bench)
     return usageError("--json writes the results of --bench: give --bench too");
-  opts.json = all("json").empty() ? "" : all("json").back();
+  opts.json = p.last("json").value_or("");
   return std::nullopt;
 }
 
-/// Loads and checks the module, runs the graph passes and applies its schedules, as tdslc
-/// --emit=ir does (diagnostics on stderr). `plain`: neither schedules nor graph passes (the
-/// reference of --check).
-std::optional<ir::Module> loadModule(const RunOptions &opts, bool plain = false) {
-  DriverOptions dopts;
-  dopts.noSchedule = plain || opts.noSchedule;
-  dopts.graphPasses = !plain;
-  dopts.func = opts.func; // -D binds the selected function (and its callees' schedule parameters)
-  dopts.input = opts.file;
-  dopts.target = opts.target;
-  dopts.includeDirs = opts.includeDirs;
-  dopts.stdlibDir = opts.stdlibDir;
-  for (const auto &[name, value] : opts.defines)
-    dopts.defines.emplace_back(name, value);
-  Compilation compilation(dopts, std::cerr);
-  if (!compilation.parse())
-    return std::nullopt;
-  return compilation.buildIR();
+/// The module loaded and checked, the graph passes run and its schedules applied, as tdslc
+/// --emit=ir does (diagnostics on stderr); lower() gives what the JIT compiles.
+struct Loaded {
+  DriverOptions opts;
+  std::unique_ptr<Compilation> compilation;
+  ir::Module module;
+};
+
+/// Loads the module. `plain`: neither schedules nor graph passes (the reference of --check).
+/// -D binds the selected function (and its callees' schedule parameters).
+std::unique_ptr<Loaded> loadModule(const RunOptions &opts, bool plain = false) {
+  auto loaded = std::make_unique<Loaded>();
+  loaded->opts = opts;
+  loaded->opts.noSchedule = plain || opts.noSchedule;
+  loaded->opts.graphPasses = !plain;
+  loaded->compilation = std::make_unique<Compilation>(loaded->opts, std::cerr);
+  if (!loaded->compilation->parse())
+    return nullptr;
+  std::optional<ir::Module> module = loaded->compilation->buildIR();
+  if (!module)
+    return nullptr;
+  loaded->module = std::move(*module);
+  return loaded;
 }
 
 /// A scalar of `dtype` from a command-line literal; nullopt if `text` is not one.
@@ -295,7 +210,7 @@ std::optional<Scalar> parseScalar(ir::DType dtype, const std::string &text) {
     return Scalar::ofFloat(dtype, v);
   }
   int64_t v;
-  if (!parseInt(text, v))
+  if (!parseInteger(text, v))
     return std::nullopt;
   return Scalar::ofInt(dtype, v);
 }
@@ -374,206 +289,87 @@ const ParamInfo *findParam(const std::vector<ParamInfo> &params, const std::stri
   return nullptr;
 }
 
-/// The function compiled into the JIT: its packed entry (LLVMBackend.h) and what the
-/// arguments need. For a graph, `source` is its signature (lower::graphSignature).
+/// The function compiled into the JIT, and what the flop count needs.
 struct Compiled {
+  ir::LoweredModule lowered;
   std::unique_ptr<llvmgen::Jit> jit;
-  int32_t (*entry)(void **) = nullptr;
-  const char *(*lastError)() = nullptr;
-  /// tdsl_last_error() of each --load library that defines one: a failing extern writes its
-  /// message to its own copy of the buffer (thread-local storage the JIT does not share).
-  std::vector<const char *(*)()> libraryErrors;
-  ir::Func source, lowered;
+  std::optional<llvmgen::JitFunction> func;
   /// Every lowered function, by name (a graph's callees, for the flop count).
   std::map<std::string, ir::Func> loweredByName;
 };
 
-/// The externs that the lowered functions call (FuncCall callees that are ExternFuncs of
-/// `module`), each once, in order of first call.
-std::vector<const ir::ExternFunc *> calledExterns(const ir::Module &module,
-                                                  const std::vector<ir::Func> &lowered) {
-  std::vector<const ir::ExternFunc *> out;
-  for (const std::string &name : lower::calledFunctions(lowered))
-    if (const auto *x = module.lookup(name).as<ir::ExternFunc>())
-      out.push_back(x);
-  return out;
-}
-
-/// Compiles `func` (a func, or a graph with the funcs it calls) of the (scheduled) module with
+/// Compiles `opts.func` (a func, or a graph with the funcs it calls) of the loaded module with
 /// the LLVM backend, or the C++ backend and the Clang libraries (--via=cpp), into a JIT whose
-/// symbols include those of the --load libraries. Returns nullopt after printing the error.
-std::optional<Compiled> compileForJit(const RunOptions &opts, const ir::Module &module) {
-  Compiled c;
-  cpp::CppOptions copts;
-  copts.onlyFunc = opts.func;
-  copts.format = false;
-  copts.fpContract = opts.fpContract;
-  std::vector<ir::Func> sources = cpp::emittedFunctions(module, copts);
-  auto self = std::find_if(sources.begin(), sources.end(),
-                           [&](const ir::Func &f) { return f.name() == opts.func; });
-  if (self == sources.end()) {
-    runError("'" + opts.func + "' has open generic constants: give them with -D NAME=VALUE");
-    return std::nullopt;
+/// symbols include those of the --load libraries. Returns nullptr after printing the error.
+std::unique_ptr<Compiled> compileForJit(const RunOptions &opts, Loaded &loaded) {
+  auto c = std::make_unique<Compiled>();
+  std::optional<ir::LoweredModule> lowered = loaded.compilation->lower(loaded.module);
+  if (!lowered)
+    return nullptr;
+  c->lowered = std::move(*lowered);
+  bool found = false;
+  for (const ir::LoweredFunc &f : c->lowered.funcs) {
+    c->loweredByName[f.source.name()] = f.lowered;
+    found = found || f.source.name() == opts.func;
   }
-  size_t index = static_cast<size_t>(self - sources.begin());
-  std::vector<ir::Func> lowered = cpp::lowerModule(module, copts);
-  c.source =
-      sources[index].as<ir::GraphFunc>() ? lower::graphSignature(sources[index]) : sources[index];
-  c.lowered = lowered[index];
-  for (size_t i = 0; i < sources.size(); ++i)
-    c.loweredByName[sources[i].name()] = lowered[i];
+  if (!found) {
+    runError("'" + opts.func + "' has open generic constants: give them with -D NAME=VALUE");
+    return nullptr;
+  }
   llvmgen::TargetOptions target;
   target.optLevel = opts.optLevel;
   target.fpContract = opts.fpContract;
   std::string error;
-  c.jit = llvmgen::Jit::create(target, error);
-  if (!c.jit) {
+  c->jit = llvmgen::Jit::create(target, error);
+  if (!c->jit) {
     runError(error);
-    return std::nullopt;
+    return nullptr;
   }
-  for (const std::string &lib : opts.libraries) {
-    if (!c.jit->loadLibrary(lib, error)) {
+  for (const std::string &lib : opts.libraries)
+    if (!c->jit->loadLibrary(lib, error)) {
       runError(error);
-      return std::nullopt;
+      return nullptr;
     }
-    // Already opened by the interpreter: this only takes another reference.
-    std::string file = lib.find('/') == std::string::npos ? "./" + lib : lib;
-    if (void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL))
-      if (void *fn = dlsym(handle, "tdsl_last_error"))
-        c.libraryErrors.push_back(reinterpret_cast<const char *(*)()>(fn));
-  }
   // Every extern symbol must resolve before the code is linked (the JIT's own message would
   // only say that a symbol is missing).
-  for (const ir::ExternFunc *x : calledExterns(module, lowered)) {
+  for (const std::string &callee : c->lowered.calledFunctions) {
+    const auto *x = c->lowered.module.lookup(callee).as<ir::ExternFunc>();
     std::string ignored;
-    if (!c.jit->lookup(x->symbol, ignored)) {
+    if (x && !c->jit->lookup(x->symbol, ignored)) {
       runError("extern function '" + x->name + "' needs the symbol '" + x->symbol +
                "', which no library given with --load defines");
-      return std::nullopt;
+      return nullptr;
     }
   }
-  std::string name = opts.file;
+  const std::string &name = opts.input;
   bool added;
-  if (opts.via == "cpp") {
+  if (opts.via == Via::Cpp) {
     cpp::CompileOptions cc;
     cc.optLevel = opts.optLevel;
     cc.fpContract = opts.fpContract;
+    cpp::CppOptions copts;
+    copts.format = false;
+    copts.fpContract = opts.fpContract;
     std::string object, errors;
-    if (!cpp::compileCpp(cpp::emitCpp(module, copts), name + ".cpp", cc, object, errors)) {
+    if (!cpp::compileCpp(cpp::emitCpp(c->lowered, copts), name + ".cpp", cc, object, errors)) {
       runError("the Clang libraries could not compile the emitted C++:\n" + errors);
-      return std::nullopt;
+      return nullptr;
     }
-    added = c.jit->addObject(object, name + ".o", sources, lowered, error);
+    added = c->jit->addObject(object, name + ".o", c->lowered, error);
   } else {
-    std::vector<ir::Func> externs = llvmgen::moduleExterns(module);
-    if (std::string clash = llvmgen::externSymbolClash(sources, lowered, externs); !clash.empty()) {
+    if (std::string clash = llvmgen::externSymbolClash(c->lowered); !clash.empty()) {
       runError(clash);
-      return std::nullopt;
+      return nullptr;
     }
-    added = c.jit->addFunctions(name, sources, lowered, error, externs);
+    added = c->jit->addModule(name, c->lowered, error);
   }
-  if (!added) {
+  if (added)
+    c->func = llvmgen::JitFunction::find(*c->jit, c->lowered, opts.func, error);
+  if (!c->func) {
     runError(error);
-    return std::nullopt;
+    return nullptr;
   }
-  std::string cName = tdsl::abi::cFunctionNames(sources)[index];
-  void *entry = c.jit->lookup(llvmgen::packedEntryName(cName), error);
-  void *lastError = entry ? c.jit->lookup("tdsl_last_error", error) : nullptr;
-  if (!entry || !lastError) {
-    runError(error);
-    return std::nullopt;
-  }
-  c.entry = reinterpret_cast<int32_t (*)(void **)>(entry);
-  c.lastError = reinterpret_cast<const char *(*)()>(lastError);
   return c;
-}
-
-/// A scalar in its ABI type, in the low bytes of a slot (little endian).
-uint64_t scalarBits(const Scalar &s) {
-  ir::DType t = s.dtype;
-  uint64_t bits = 0;
-  if (t.isBool() || t.isInteger())
-    return static_cast<uint64_t>(s.i);
-  switch (t.code()) {
-  case ir::DType::Code::F16:
-    return runtime::f16FromDouble(s.f);
-  case ir::DType::Code::BF16:
-    return runtime::bf16FromDouble(s.f);
-  case ir::DType::Code::F32: {
-    float f = static_cast<float>(s.f);
-    std::memcpy(&bits, &f, sizeof f);
-    return bits;
-  }
-  default:
-    std::memcpy(&bits, &s.f, sizeof s.f);
-    return bits;
-  }
-}
-
-/// The values of the shape variables, from the dimensions of the tensors in `args`.
-std::unordered_map<ir::Var, int64_t> shapeValues(const Compiled &c, const ArgMap &args) {
-  const auto *source = c.source.as<ir::PrimFunc>();
-  std::unordered_map<ir::Var, int64_t> values;
-  auto bind = [&](const ir::Buffer &b) {
-    auto it = args.find(b.name());
-    if (it == args.end() || !std::holds_alternative<Tensor>(it->second))
-      return;
-    const Tensor &t = std::get<Tensor>(it->second);
-    for (size_t d = 0; d < b.rank() && d < t.shape.size(); ++d)
-      if (const auto *ref = b.shape()[d].as<ir::VarRef>())
-        values.emplace(ref->var, t.shape[d]);
-  };
-  for (const ir::FuncParam &p : source->inputs)
-    if (p.isTensor())
-      bind(p.buffer);
-  for (const ir::Buffer &b : source->outputs)
-    bind(b);
-  return values;
-}
-
-/// Calls the compiled function on `args` (inputs, and every output with its initial
-/// contents); the outputs are updated in place.
-bool callCompiled(const Compiled &c, ArgMap &args, std::string &error) {
-  const auto *source = c.source.as<ir::PrimFunc>();
-  const auto *lowered = c.lowered.as<ir::PrimFunc>();
-  std::vector<void *> slots;
-  std::vector<uint64_t> scalars;
-  scalars.reserve(source->inputs.size() + lowered->shapeVars.size());
-  for (const ir::FuncParam &p : source->inputs) {
-    interp::Value &v = args.at(p.name());
-    if (p.isTensor()) {
-      slots.push_back(std::get<Tensor>(v).bytes.data());
-      continue;
-    }
-    scalars.push_back(scalarBits(std::get<Scalar>(v)));
-    slots.push_back(&scalars.back());
-  }
-  for (const ir::Buffer &b : source->outputs)
-    slots.push_back(std::get<Tensor>(args.at(b.name())).bytes.data());
-  std::unordered_map<ir::Var, int64_t> shapes = shapeValues(c, args);
-  for (const ir::Var &v : lowered->shapeVars) {
-    auto it = shapes.find(v);
-    if (it == shapes.end()) {
-      error = "shape variable " + v.name() + " is not bound by any argument";
-      return false;
-    }
-    scalars.push_back(static_cast<uint64_t>(it->second));
-    slots.push_back(&scalars.back());
-  }
-  // The raw entry does not clear the message buffer (only _dlpack does): clear it here (it is
-  // the compiled code's own writable buffer), so that a failure's message is the one its
-  // callee wrote. A library's message is read only when that buffer stays empty.
-  const_cast<char *>(c.lastError())[0] = '\0';
-  if (int32_t status = c.entry(slots.data())) {
-    std::string message = c.lastError();
-    for (auto libraryError : c.libraryErrors)
-      if (message.empty())
-        message = libraryError();
-    error = "'" + source->name + "' returned " + std::to_string(status) + ": " +
-            (message.empty() ? "(no message in tdsl_last_error())" : message);
-    return false;
-  }
-  return true;
 }
 
 /// --bench: 2 warm-up calls, then `repeat` timed ones on copies of the arguments; prints the
@@ -581,12 +377,12 @@ bool callCompiled(const Compiled &c, ArgMap &args, std::string &error) {
 bool bench(const RunOptions &opts, const Compiled &c, const ArgMap &args, std::string &error) {
   ArgMap copy = args;
   for (int i = 0; i < 2; ++i)
-    if (!callCompiled(c, copy, error))
+    if (!c.func->call(copy, error))
       return false;
   std::vector<double> seconds;
   for (int64_t i = 0; i < opts.repeat; ++i) {
     auto start = std::chrono::steady_clock::now();
-    if (!callCompiled(c, copy, error))
+    if (!c.func->call(copy, error))
       return false;
     seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -594,20 +390,31 @@ bool bench(const RunOptions &opts, const Compiled &c, const ArgMap &args, std::s
   std::sort(seconds.begin(), seconds.end());
   size_t n = seconds.size();
   double median = n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
-  double flops = countFlops(c.lowered, shapeValues(c, args), c.loweredByName);
+  double flops = countFlops(c.func->func().lowered, c.func->shapeValues(args), c.loweredByName);
   if (!opts.json.empty()) {
-    BenchRecord r{opts.file, opts.func, opts.via, opts.optLevel, opts.threads,
-                  {},        {},        seconds,  median,        flops};
-    for (const auto &[var, value] : shapeValues(c, args))
+    BenchRecord r{opts.input,
+                  opts.func,
+                  opts.via == Via::Cpp ? "cpp" : "llvm",
+                  opts.optLevel,
+                  opts.threads,
+                  {},
+                  {},
+                  seconds,
+                  median,
+                  flops};
+    for (const auto &[var, value] : c.func->shapeValues(args))
       r.shapes.emplace_back(var.name(), value);
     std::sort(r.shapes.begin(), r.shapes.end());
-    r.defines.assign(opts.defines.begin(), opts.defines.end());
+    std::map<std::string, int64_t> defines; // by name, the last of each
+    for (const auto &[name, value] : opts.defines.entries())
+      defines[name] = value;
+    r.defines.assign(defines.begin(), defines.end());
     if (!writeBenchJson(r, opts.json, error))
       return false;
     if (opts.json == "-")
       return true;
   }
-  std::cout << "bench: '" << opts.func << "' (" << (opts.via == "cpp" ? "C++" : "LLVM") << ", -O"
+  std::cout << "bench: '" << opts.func << "' (" << (opts.via == Via::Cpp ? "C++" : "LLVM") << ", -O"
             << opts.optLevel << "): " << formatNumber(median * 1e3) << " ms per call (median of "
             << n << "), " << formatNumber(flops) << " flop, "
             << formatNumber(median > 0 ? flops / median * 1e-9 : 0) << " GFLOP/s\n";
@@ -615,12 +422,13 @@ bool bench(const RunOptions &opts, const Compiled &c, const ArgMap &args, std::s
 }
 
 int run(const RunOptions &opts) {
-  std::optional<ir::Module> module = loadModule(opts);
-  if (!module)
+  std::unique_ptr<Loaded> loaded = loadModule(opts);
+  if (!loaded)
     return 1;
+  const ir::Module *module = &loaded->module;
   ir::Func func = module->lookup(opts.func);
   if (!func)
-    return runError("no function or graph named '" + opts.func + "' in '" + opts.file + "'");
+    return runError("no function or graph named '" + opts.func + "' in '" + opts.input + "'");
   if (!opts.interpret && func.as<ir::ExternFunc>()) {
     std::cerr << "tdsl-run: error: '" << opts.func
               << "' is an extern func: its library defines it; run a graph that calls it, or "
@@ -699,15 +507,15 @@ int run(const RunOptions &opts) {
   // run by the interpreter on the same inputs, is the reference.
   ArgMap reference;
   if (opts.check) {
-    std::optional<ir::Module> plain = loadModule(opts, /*plain=*/true);
+    std::unique_ptr<Loaded> plain = loadModule(opts, /*plain=*/true);
     if (!plain)
       return 1;
     reference = args;
-    interp::Interpreter refInterp(*plain);
+    interp::Interpreter refInterp(plain->module);
     for (const std::string &lib : opts.libraries)
       if (!refInterp.loadLibrary(lib, error))
         return runError(error);
-    if (!refInterp.run(plain->lookup(opts.func), reference, opts.defines, error))
+    if (!refInterp.run(plain->module.lookup(opts.func), reference, opts.defines, error))
       return runError("the unscheduled function fails: " + error);
   }
 
@@ -724,10 +532,10 @@ int run(const RunOptions &opts) {
           return runError("cannot infer the shape of output '" + param.name + "'");
         args[param.name] = Tensor(param.dtype, *param.shape);
       }
-    std::optional<Compiled> compiled = compileForJit(opts, *module);
+    std::unique_ptr<Compiled> compiled = compileForJit(opts, *loaded);
     if (!compiled)
       return 1;
-    if (!callCompiled(*compiled, args, error))
+    if (!compiled->func->call(args, error))
       return runError(error);
     if (opts.bench && !bench(opts, *compiled, args, error))
       return runError(error);

@@ -24,13 +24,20 @@ using namespace ir;
 
 Expr i64(int64_t v) { return intImm(v); }
 
+/// `func` as the module pipeline would hand it over: its own lowered form.
+LoweredModule moduleOf(const Func &func) {
+  LoweredModule m;
+  m.funcs.push_back({func, func, func});
+  return m;
+}
+
 /// The IR of `func` at -O0.
 std::string irOf(const Func &func) {
   std::string out, error;
   llvmgen::TargetOptions options;
   options.optLevel = 0;
-  EXPECT_TRUE(llvmgen::compileFunctions("test", {func}, {func}, options, llvmgen::OutputKind::IR,
-                                        out, error))
+  EXPECT_TRUE(
+      llvmgen::compileModule("test", moduleOf(func), options, llvmgen::OutputKind::IR, out, error))
       << error;
   return out;
 }
@@ -42,7 +49,8 @@ int32_t runJit(const Func &func, std::vector<void *> slots, int optLevel = 2) {
   options.optLevel = optLevel;
   std::unique_ptr<llvmgen::Jit> jit = llvmgen::Jit::create(options, error);
   EXPECT_TRUE(jit) << error;
-  EXPECT_TRUE(jit->addFunctions("test", {func}, {func}, error)) << error;
+  LoweredModule m = moduleOf(func);
+  EXPECT_TRUE(jit->addModule("test", m, error)) << error;
   void *entry = jit->lookup(llvmgen::packedEntryName(func.name()), error);
   EXPECT_TRUE(entry) << error;
   return reinterpret_cast<int32_t (*)(void **)>(entry)(slots.data());

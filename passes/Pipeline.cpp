@@ -1,0 +1,562 @@
+//===- passes/Pipeline.cpp - The module pipeline: checked IR to what the backends emit -------===//
+#include "passes/Pipeline.h"
+
+#include "ir/IRPrinter.h"
+#include "ir/Utils.h"
+#include "passes/Instantiate.h"
+#include "passes/graph/Graph.h"
+#include "passes/lower/LowerGraph.h"
+#include "passes/lower/Pipeline.h"
+#include "passes/schedule/Apply.h"
+#include "support/Diagnostics.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+namespace tdsl {
+
+namespace {
+
+/// `roots` and every function they call, directly or not.
+std::set<std::string> reachableFrom(const ir::Module &m, const std::vector<std::string> &roots) {
+  std::set<std::string> seen(roots.begin(), roots.end());
+  std::vector<std::string> work = roots;
+  while (!work.empty()) {
+    ir::Func f = m.lookup(work.back());
+    work.pop_back();
+    if (const auto *g = f.defined() ? f.as<ir::GraphFunc>() : nullptr)
+      for (const std::string &c : ir::graphCallees(*g))
+        if (seen.insert(c).second)
+          work.push_back(c);
+  }
+  return seen;
+}
+
+/// Removes the functions graph passes made that no graph calls any more (an instance fused
+/// away, a fused function fused again), and moves the others before the module's graphs.
+void dropUncalled(ir::Module &m, const std::vector<graph::DerivedFunc> &instances,
+                  const std::vector<graph::DerivedFunc> &fused) {
+  std::set<std::string> made, called;
+  for (const auto *list : {&instances, &fused})
+    for (const graph::DerivedFunc &d : *list)
+      made.insert(d.name);
+  for (const ir::Func &f : m.functions())
+    if (const auto *g = f.as<ir::GraphFunc>()) {
+      std::vector<std::string> c = ir::graphCallees(*g);
+      called.insert(c.begin(), c.end());
+    }
+  // The ones kept go before the module's first graph, where a re-parse of the printed IR puts
+  // them (funcs and externs first, then graphs), so that the round trip prints the same text.
+  std::vector<ir::Func> derived;
+  for (const ir::Func &f : m.functions())
+    if (made.count(f.name()) && called.count(f.name()))
+      derived.push_back(f);
+  ir::Module kept;
+  kept.imports = m.imports;
+  bool placed = false;
+  for (const ir::Func &f : m.functions()) {
+    if (made.count(f.name()))
+      continue;
+    if (!placed && f.as<ir::GraphFunc>() && f.name().find('.') == std::string::npos) {
+      for (const ir::Func &d : derived)
+        kept.add(d);
+      placed = true;
+    }
+    kept.add(f);
+  }
+  if (!placed)
+    for (const ir::Func &d : derived)
+      kept.add(d);
+  m = std::move(kept);
+}
+
+bool isOwn(const std::string &name) { return name.find('.') == std::string::npos; }
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The state of one run, and its steps
+// ---------------------------------------------------------------------------------------------
+
+struct Pipeline::Run {
+  Run(const PipelineOptions &opts, DiagnosticEngine &diags, const FrontendHooks *frontend,
+      ir::Module module)
+      : opts(opts), diags(diags), frontend(frontend), module(std::move(module)),
+        printStream(opts.printStream) {}
+
+  const PipelineOptions &opts;
+  DiagnosticEngine &diags;
+  const FrontendHooks *frontend;
+
+  ir::Module module;
+  /// Where --print-ir-after|before go (opts.printStream, or a buffer).
+  std::ostream *printStream;
+  /// The functions --func compiles (empty without --func).
+  std::set<std::string> compiled;
+  std::set<std::string> usedDefines;
+  std::vector<graph::DerivedFunc> instances, fused;
+  ir::LoweredModule lowered;
+
+  // Steps of Pipeline::schedule. Each returns false to stop (after reporting errors).
+  bool sema();
+  bool instantiateFuncs();
+  bool foldConstants();
+  bool instantiateCallees();
+  bool eliminateDeadCalls();
+  bool fuse();
+  bool schedule();
+  bool planMemory();
+  // Steps of Pipeline::lower.
+  bool lowerFuncs();
+  bool lowerGraphs();
+  bool lowerCudaFuncs();
+
+  void scheduleFused(const std::vector<ir::ScheduleScript> &scripts);
+  bool takesConstants(const std::string &fn) const { return opts.func.empty() || fn == opts.func; }
+  bool takesParams(const std::string &fn) const {
+    return opts.func.empty() || compiled.count(fn) > 0;
+  }
+  lower::LowerOptions lowerOptions();
+
+  // --print-ir-after|before.
+  bool wantsAfter(const std::string &step) const {
+    return printStream &&
+           (opts.printAfterAll || std::find(opts.printAfter.begin(), opts.printAfter.end(), step) !=
+                                      opts.printAfter.end());
+  }
+  bool wantsBefore(const std::string &step) const {
+    return printStream && std::find(opts.printBefore.begin(), opts.printBefore.end(), step) !=
+                              opts.printBefore.end();
+  }
+  void print(const char *when, const std::string &step, const ir::Module &m) {
+    *printStream << "// ----- IR " << when << " " << step << " -----\n";
+    printOwnItems(m, *printStream);
+  }
+  void print(const char *when, const std::string &step, const ir::Func &f) {
+    *printStream << "// ----- IR " << when << " " << step << " (" << f.name() << ") -----\n"
+                 << ir::toString(f);
+  }
+  void printAfter(const std::string &step, const ir::Func &f) {
+    if (wantsAfter(step))
+      print("after", step, f);
+  }
+  void printBefore(const std::string &step, const ir::Func &f) {
+    if (wantsBefore(step))
+      print("before", step, f);
+  }
+  void printAfter(const std::string &step, const ir::Module &m) {
+    if (wantsAfter(step))
+      print("after", step, m);
+  }
+  void printBefore(const std::string &step, const ir::Module &m) {
+    if (wantsBefore(step))
+      print("before", step, m);
+  }
+};
+
+namespace {
+
+/// One step of the pipeline.
+struct Step {
+  /// What --print-ir-after|before calls it; nullptr: not printable (and not listed).
+  const char *name;
+  bool (Pipeline::Run::*run)();
+  /// Whether it runs for these options.
+  bool (*runs)(const PipelineOptions &);
+  /// Module: the runner prints the module before and after the step. Own: the step prints its
+  /// sub-steps itself, function by function.
+  enum Print { Module, Own } print;
+  /// The names of its sub-steps, listed before its own name (schedule) or instead of it (the
+  /// lowerings, whose own names are not printable).
+  std::vector<std::string> (*subSteps)() = nullptr;
+};
+
+bool always(const PipelineOptions &) { return true; }
+bool withGraphPasses(const PipelineOptions &o) { return o.graphPasses; }
+bool forCpu(const PipelineOptions &o) { return o.target == Target::CPU; }
+bool forCuda(const PipelineOptions &o) { return o.target == Target::CUDA; }
+
+std::vector<std::string> schedulePrimitiveSteps() {
+  std::vector<std::string> out;
+  for (const std::string &p : schedulePrimitiveNames())
+    out.push_back("schedule." + p);
+  return out;
+}
+std::vector<std::string> cpuLowerSteps() { return lower::lowerStepNames(); }
+std::vector<std::string> cudaLowerSteps() { return lower::cudaLowerStepNames(); }
+
+using R = Pipeline::Run;
+
+/// Pipeline::schedule, one line per step.
+const std::vector<Step> &scheduleSteps() {
+  static const std::vector<Step> steps = {
+      {"sema", &R::sema, always, Step::Module},
+      {nullptr, &R::instantiateFuncs, always, Step::Own},
+      {"graph.fold-constants", &R::foldConstants, withGraphPasses, Step::Module},
+      {"graph.instantiate", &R::instantiateCallees, withGraphPasses, Step::Module},
+      {"graph.dce", &R::eliminateDeadCalls, withGraphPasses, Step::Module},
+      {"graph.fuse", &R::fuse, withGraphPasses, Step::Module},
+      {"schedule", &R::schedule, always, Step::Own, schedulePrimitiveSteps},
+      {"graph.plan-memory", &R::planMemory, withGraphPasses, Step::Module},
+  };
+  return steps;
+}
+
+/// Pipeline::lower, one line per step.
+const std::vector<Step> &lowerSteps() {
+  static const std::vector<Step> steps = {
+      {nullptr, &R::lowerFuncs, forCpu, Step::Own, cpuLowerSteps},
+      {"lower.graph", &R::lowerGraphs, forCpu, Step::Own},
+      {nullptr, &R::lowerCudaFuncs, forCuda, Step::Own, cudaLowerSteps},
+  };
+  return steps;
+}
+
+bool runSteps(const std::vector<Step> &steps, Pipeline::Run &run) {
+  for (const Step &step : steps) {
+    if (!step.runs(run.opts))
+      continue;
+    bool printed = step.name && step.print == Step::Module;
+    if (printed)
+      run.printBefore(step.name, run.module);
+    if (!(run.*step.run)())
+      return false;
+    if (printed)
+      run.printAfter(step.name, run.module);
+  }
+  return true;
+}
+
+} // namespace
+
+const std::vector<std::string> &passNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto *list : {&scheduleSteps(), &lowerSteps()})
+      for (const Step &step : *list) {
+        // A name listed by an earlier step (the cuda lowering shares the CPU one's) once.
+        if (step.subSteps)
+          for (const std::string &s : step.subSteps())
+            if (std::find(out.begin(), out.end(), s) == out.end())
+              out.push_back(s);
+        if (step.name)
+          out.push_back(step.name);
+      }
+    return out;
+  }();
+  return names;
+}
+
+// --- sema → graph.plan-memory ----------------------------------------------------------------
+
+bool Pipeline::Run::sema() {
+  // Under --func F, -D binds the constants of F only, and the schedule parameters of F and of
+  // what F calls (what is compiled); the other functions are left as they are (spec §9).
+  if (!opts.func.empty())
+    compiled = reachableFrom(module, {opts.func});
+  return true;
+}
+
+bool Pipeline::Run::instantiateFuncs() {
+  // A generic func of the main module whose constants -D gives becomes its instance, checked
+  // again (spec §11) before its schedule applies.
+  for (const ir::Func &f : std::vector<ir::Func>(module.functions())) {
+    auto *p = f.as<ir::PrimFunc>();
+    if (!p || p->constVars.empty() || !isOwn(f.name()) || !takesConstants(f.name()))
+      continue;
+    std::vector<int64_t> values;
+    std::vector<std::string> missing;
+    for (const ir::Var &c : p->constVars) {
+      if (std::optional<int64_t> v = opts.defines.lookup(c.name(), {f.name()}, &usedDefines))
+        values.push_back(*v);
+      else
+        missing.push_back(c.name());
+    }
+    if (values.empty())
+      continue;
+    if (!missing.empty()) {
+      diags.error(SourceRange(p->loc), "generic func '" + f.name() +
+                                           "' is given some constants with -D but not '" +
+                                           missing.front() + "'");
+      continue;
+    }
+    ir::Func instance = instantiate(f, values);
+    frontend->checkFunction(instance, diags);
+    module.replace(instance);
+  }
+  diags.flush();
+  return !diags.hasErrors();
+}
+
+bool Pipeline::Run::foldConstants() {
+  graph::foldConstants(module);
+  return true;
+}
+
+bool Pipeline::Run::instantiateCallees() {
+  instances = graph::instantiateCallees(module);
+  for (const graph::DerivedFunc &d : instances)
+    frontend->checkFunction(module.lookup(d.name), diags);
+  diags.flush();
+  return !diags.hasErrors();
+}
+
+bool Pipeline::Run::eliminateDeadCalls() {
+  graph::eliminateDeadCalls(module);
+  return true;
+}
+
+bool Pipeline::Run::fuse() {
+  fused = graph::fuseElementwise(module, instances);
+  dropUncalled(module, instances, fused);
+  return true;
+}
+
+bool Pipeline::Run::schedule() {
+  std::vector<ir::ScheduleScript> scripts =
+      frontend->buildSchedules([&](const std::string &fn) { return takesParams(fn); }, usedDefines);
+  // The schedules of functions --func does not compile are not applied: they may need constants
+  // only -D for that function would give.
+  scripts.erase(std::remove_if(scripts.begin(), scripts.end(),
+                               [&](const ir::ScheduleScript &s) { return !takesParams(s.func); }),
+                scripts.end());
+  // An instance is scheduled by its generic function's script.
+  for (const graph::DerivedFunc &d : instances)
+    for (size_t i = 0, n = scripts.size(); i < n; ++i)
+      if (scripts[i].func == d.scheduleFrom) {
+        ir::ScheduleScript copy = scripts[i];
+        copy.func = d.name;
+        scripts.push_back(copy);
+      }
+  // -D also gives generic constants of the module's funcs (`-D P=1` or `-D conv.P=1`).
+  for (const ir::Func &f : module.functions())
+    if (auto *p = f.as<ir::PrimFunc>(); p && takesConstants(f.name()))
+      for (const ir::Var &c : p->constVars)
+        opts.defines.lookup(c.name(), {f.name()}, &usedDefines);
+  for (const auto &[name, value] : opts.defines.entries()) {
+    if (usedDefines.count(name))
+      continue;
+    std::string d = "-D " + name + "=" + std::to_string(value);
+    size_t dot = name.rfind('.');
+    if (opts.func.empty())
+      diags.warning(SourceRange(),
+                    d + " is not used by any schedule parameter or function constant");
+    else if (dot != std::string::npos && !takesParams(name.substr(0, dot)))
+      diags.warning(SourceRange(), d + " is not used: --func " + opts.func + " does not compile '" +
+                                       name.substr(0, dot) + "'");
+    else
+      diags.warning(SourceRange(), d + " is not used by --func " + opts.func +
+                                       ": no constant of '" + opts.func +
+                                       "' and no schedule parameter of it or of what it calls "
+                                       "is named '" +
+                                       name.substr(dot == std::string::npos ? 0 : dot + 1) + "'");
+  }
+  diags.flush();
+  if (diags.hasErrors())
+    return false;
+  if (opts.noSchedule)
+    return true;
+  printBefore("schedule", module);
+  // The IR before a primitive is the function as the previous primitive left it.
+  std::map<std::string, ir::Func> current;
+  for (const ir::Func &f : module.functions())
+    current.emplace(f.name(), f);
+  applySchedules(module, scripts, targetName(opts.target), diags,
+                 [&](const std::string &step, const ir::Func &f) {
+                   auto it = current.find(f.name());
+                   if (it != current.end())
+                     printBefore(step, it->second);
+                   current[f.name()] = f;
+                   printAfter(step, f);
+                 });
+  diags.flush();
+  if (diags.hasErrors())
+    return false;
+  scheduleFused(scripts);
+  printAfter("schedule", module);
+  return true;
+}
+
+void Pipeline::Run::scheduleFused(const std::vector<ir::ScheduleScript> &scripts) {
+  // A fused function gets its producer's script; a refusal there is no error (the script was
+  // written for the producer alone): the function then stays unscheduled. The consumer blocks
+  // are placed after, each step a checked primitive.
+  for (const graph::DerivedFunc &d : fused) {
+    ir::Func f = module.lookup(d.name);
+    if (!f)
+      continue;
+    std::vector<ir::ScheduleScript> own;
+    for (const ir::ScheduleScript &s : scripts)
+      if (s.func == d.scheduleFrom) {
+        own.push_back(s);
+        own.back().func = d.name;
+      }
+    if (!own.empty()) {
+      std::ostringstream sink;
+      DiagnosticEngine quiet(diags.sourceManager(), sink);
+      applySchedules(module, own, targetName(opts.target), quiet,
+                     [&](const std::string &step, const ir::Func &g) { printAfter(step, g); });
+      if (quiet.hasErrors())
+        module.replace(f);
+    }
+    module.replace(graph::placeFusedConsumers(module.lookup(d.name), d, targetName(opts.target)));
+  }
+}
+
+bool Pipeline::Run::planMemory() {
+  graph::planMemory(module);
+  return true;
+}
+
+// --- lower → lower.graph -----------------------------------------------------------------------
+
+lower::LowerOptions Pipeline::Run::lowerOptions() {
+  lower::LowerOptions o;
+  o.boundsCheck = opts.boundsCheck;
+  o.locationText = opts.locationText;
+  o.afterStep = [this](const std::string &step, const ir::Func &f) { printAfter(step, f); };
+  o.beforeStep = [this](const std::string &step, const ir::Func &f) { printBefore(step, f); };
+  return o;
+}
+
+bool Pipeline::Run::lowerFuncs() {
+  // The functions the CPU backends emit: the file's own PrimFuncs and graphs without open
+  // constants (--func NAME: that one), then, transitively, what the emitted graphs call.
+  auto closed = [](const ir::Func &f) {
+    if (const auto *p = f.as<ir::PrimFunc>())
+      return p->constVars.empty();
+    if (const auto *g = f.as<ir::GraphFunc>())
+      return g->constVars.empty();
+    return false; // externs are defined by their library
+  };
+  auto exported = [&](const std::string &name) {
+    return opts.ownNames ? opts.ownNames->count(name) != 0 : isOwn(name);
+  };
+  std::vector<std::string> roots;
+  for (const ir::Func &f : module.functions())
+    if (closed(f) && exported(f.name()) && (opts.func.empty() || f.name() == opts.func))
+      roots.push_back(f.name());
+  std::set<std::string> wanted = reachableFrom(module, roots);
+  std::vector<ir::Func> graphs;
+  lower::LowerOptions options = lowerOptions();
+  for (const ir::Func &f : module.functions()) {
+    if (!wanted.count(f.name()) || !closed(f))
+      continue;
+    if (f.as<ir::GraphFunc>())
+      graphs.push_back(f);
+    else
+      lowered.funcs.push_back({f, f, lower::lowerPrimFunc(f, options), exported(f.name())});
+  }
+  for (const ir::Func &g : graphs)
+    lowered.funcs.push_back({g, lower::graphSignature(g), ir::Func(), exported(g.name())});
+  return true;
+}
+
+bool Pipeline::Run::lowerGraphs() {
+  for (ir::LoweredFunc &f : lowered.funcs)
+    if (f.isGraph()) {
+      printBefore("lower.graph", f.source);
+      f.lowered = lower::lowerGraph(f.source, module);
+      printAfter("lower.graph", f.lowered);
+    }
+  return true;
+}
+
+bool Pipeline::Run::lowerCudaFuncs() {
+  // The PrimFuncs without open constants that the module's own items (or --func) reach.
+  std::vector<std::string> roots;
+  if (opts.func.empty()) {
+    for (const ir::Func &f : module.functions())
+      if (isOwn(f.name()))
+        roots.push_back(f.name());
+  } else {
+    roots.push_back(opts.func);
+  }
+  std::set<std::string> reached = reachableFrom(module, roots);
+  // Printed only when every function passed the checks.
+  std::ostream *out = printStream;
+  std::ostringstream printed;
+  printStream = out ? &printed : nullptr;
+  lower::LowerOptions options = lowerOptions();
+  options.check = opts.checks.afterStep;
+  const TargetChecks &checks = opts.checks;
+  for (const ir::Func &f : module.functions()) {
+    const auto *p = f.as<ir::PrimFunc>();
+    if (!p || !p->constVars.empty() || !reached.count(f.name()) ||
+        (!opts.func.empty() && f.name() != opts.func))
+      continue;
+    if (checks.beforeLowering && !checks.beforeLowering(f))
+      continue;
+    ir::Func low = lower::lowerPrimFuncForCuda(f, options);
+    if (!low.defined() || (checks.afterLowering && !checks.afterLowering(low)))
+      continue;
+    lowered.funcs.push_back({f, f, low});
+  }
+  printStream = out;
+  diags.flush();
+  if (diags.hasErrors())
+    return false;
+  if (out)
+    *out << printed.str();
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pipeline
+// ---------------------------------------------------------------------------------------------
+
+Pipeline::Pipeline(const PipelineOptions &options, DiagnosticEngine &diags)
+    : options_(options), diags_(diags) {}
+
+Pipeline::~Pipeline() = default;
+
+std::optional<ir::Module> Pipeline::schedule(ir::Module checked, const FrontendHooks &frontend) {
+  Run run(options_, diags_, &frontend, std::move(checked));
+  if (!runSteps(scheduleSteps(), run))
+    return std::nullopt;
+  return std::move(run.module);
+}
+
+std::optional<ir::LoweredModule> Pipeline::lower(const ir::Module &scheduled) {
+  Run run(options_, diags_, nullptr, scheduled);
+  if (!runSteps(lowerSteps(), run))
+    return std::nullopt;
+  ir::LoweredModule &out = run.lowered;
+  out.module = scheduled;
+  for (const ir::Func &f : scheduled.functions())
+    if (f.as<ir::ExternFunc>())
+      out.externs.push_back(f);
+  out.calledFunctions = lower::calledFunctions(out.lowered());
+  return std::move(out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Printing
+// ---------------------------------------------------------------------------------------------
+
+void printOwnItems(const ir::Module &m, std::ostream &os, const std::string &only) {
+  // --func: that function and the module's own functions its graph calls.
+  std::set<std::string> wanted;
+  if (!only.empty()) {
+    wanted.insert(only);
+    if (auto *g = m.lookup(only).as<ir::GraphFunc>())
+      for (const std::string &c : ir::graphCallees(*g))
+        wanted.insert(c);
+  }
+  for (const std::string &imp : m.imports)
+    os << "import \"" << imp << "\";\n";
+  bool first = m.imports.empty();
+  for (const ir::Func &f : m.functions()) {
+    if (!isOwn(f.name()))
+      continue;
+    if (!only.empty() && !wanted.count(f.name()))
+      continue;
+    if (!first)
+      os << "\n";
+    first = false;
+    os << ir::toString(f);
+  }
+}
+
+} // namespace tdsl

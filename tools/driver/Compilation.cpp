@@ -1,0 +1,175 @@
+//===- tools/driver/Compilation.cpp - One compilation: sources, checks, the pipeline ---------===//
+#include "tools/driver/Driver.h"
+
+#include "backends/cuda/CudaEmitter.h"
+#include "frontend/ModuleLoader.h"
+#include "frontend/Sema.h"
+#include "support/Diagnostics.h"
+#include "support/SourceManager.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+namespace tdsl {
+
+struct Compilation::State {
+  SourceManager sm;
+  DiagnosticEngine diags;
+  std::ostream &err;
+  ModuleLoader loader;
+  ast::Module *main = nullptr;
+  std::vector<ast::Module *> scheduleModules;
+  PipelineOptions pipeline;
+
+  State(const DriverOptions &opts, std::ostream &err, DiagnosticOptions dopts)
+      : diags(sm, err, dopts), err(err),
+        loader(sm, diags, ImportOptions{opts.includeDirs, opts.stdlibDir}) {}
+};
+
+namespace {
+
+/// Escapes a path for a Makefile rule.
+std::string makeEscape(const std::string &path) {
+  std::string out;
+  for (char c : path) {
+    if (c == ' ' || c == '#')
+      out += '\\';
+    if (c == '$')
+      out += '$';
+    out += c;
+  }
+  return out;
+}
+
+/// The pipeline's options from the driver's; the CUDA backend's checks for the cuda target.
+PipelineOptions pipelineOptions(const DriverOptions &opts, std::ostream &err,
+                                const SourceManager &sm, DiagnosticEngine &diags) {
+  PipelineOptions p;
+  p.target = opts.target;
+  p.defines = opts.defines;
+  p.func = opts.func;
+  p.noSchedule = opts.noSchedule;
+  p.graphPasses = opts.graphPasses;
+  p.boundsCheck = opts.boundsCheck;
+  p.locationText = [&sm](const SourceLoc &loc) {
+    std::string where = std::to_string(loc.line) + ":" + std::to_string(loc.col);
+    return loc.file == 0 ? "line " + where : sm.path(loc.file) + ":" + where;
+  };
+  p.printAfterAll = opts.printIRAfterAll;
+  p.printAfter = opts.printIRAfter;
+  p.printBefore = opts.printIRBefore;
+  p.printStream = &err;
+  if (opts.target == Target::CUDA) {
+    p.checks.beforeLowering = [&diags](const ir::Func &f) {
+      return cuda::checkScheduled(f, diags);
+    };
+    p.checks.afterStep = [&diags](const std::string &step, const ir::Func &before,
+                                  const ir::Func &after) {
+      return step != "lower.cuda_compact" || cuda::checkCompacted(before, after, diags);
+    };
+    p.checks.afterLowering = [&diags](const ir::Func &f) { return cuda::checkLowered(f, diags); };
+  }
+  return p;
+}
+
+} // namespace
+
+Compilation::Compilation(const DriverOptions &opts, std::ostream &err) : opts_(opts) {
+  DiagnosticOptions dopts;
+  dopts.warningsAsErrors = opts.warningsAsErrors;
+  dopts.errorLimit = opts.errorLimit;
+  dopts.color = opts.color == "always" || (opts.color == "auto" && &err == &std::cerr && isatty(2));
+  state_ = std::make_unique<State>(opts, err, dopts);
+  state_->pipeline = pipelineOptions(opts, err, state_->sm, state_->diags);
+}
+
+Compilation::~Compilation() = default;
+
+DiagnosticEngine &Compilation::diags() { return state_->diags; }
+
+bool Compilation::parse(const std::string *sourceText) {
+  State &st = *state_;
+  st.main = st.loader.loadMain(opts_.input, sourceText);
+  if (!st.main) {
+    if (!st.diags.hasErrors())
+      st.diags.error(SourceRange(), "cannot compile '" + opts_.input + "'");
+    st.diags.flush();
+    return false;
+  }
+  for (const std::string &file : opts_.scheduleFiles) {
+    ast::Module *s = st.loader.loadMain(file);
+    if (!s)
+      continue;
+    s->scheduleHost = st.main;
+    for (const ast::ItemPtr &item : s->items)
+      if (item->kind != ast::ItemKind::Schedule && item->kind != ast::ItemKind::Import)
+        st.diags.error(item->range, "a --schedule file may contain only schedules and imports");
+    st.scheduleModules.push_back(s);
+  }
+  resolveNames(st.loader.modules(), st.diags);
+  st.diags.flush();
+  return !st.diags.hasErrors();
+}
+
+const ast::Module &Compilation::mainModule() const { return *state_->main; }
+
+const std::vector<ast::Module *> &Compilation::scheduleModules() const {
+  return state_->scheduleModules;
+}
+
+std::vector<std::string> Compilation::dependencies() const { return state_->loader.dependencies(); }
+
+bool Compilation::writeDependencies(const std::string &target, std::string file) {
+  if (file.empty())
+    file = std::filesystem::path(target).replace_extension(".d").string();
+  std::ofstream out(file);
+  if (!out) {
+    state_->err << "tdslc: error: cannot write dependency file '" << file << "'\n";
+    return false;
+  }
+  std::vector<std::string> deps = dependencies();
+  out << makeEscape(target) << ":";
+  for (const std::string &d : deps)
+    out << " \\\n  " << makeEscape(d);
+  out << "\n";
+  // Like -MP: a phony target per import, so deleting an imported file does not break make.
+  for (size_t i = 1; i < deps.size(); ++i)
+    out << "\n" << makeEscape(deps[i]) << ":\n";
+  return true;
+}
+
+std::optional<ir::Module> Compilation::buildIR() {
+  State &st = *state_;
+  std::vector<ast::Module *> modules;
+  for (ast::Module *m : st.loader.modules())
+    if (std::find(st.scheduleModules.begin(), st.scheduleModules.end(), m) ==
+        st.scheduleModules.end())
+      modules.push_back(m);
+  std::optional<ir::Module> ir = tdsl::buildIR(modules, st.diags);
+  st.diags.flush();
+  if (!ir || st.diags.hasErrors())
+    return std::nullopt;
+  FrontendHooks frontend;
+  frontend.checkFunction = checkFunctionAccesses;
+  frontend.buildSchedules = [&](const std::function<bool(const std::string &)> &takesDefines,
+                                std::set<std::string> &used) {
+    return buildSchedules(modules, st.scheduleModules, opts_.target, opts_.defines, used, st.diags,
+                          takesDefines);
+  };
+  return Pipeline(st.pipeline, st.diags).schedule(std::move(*ir), frontend);
+}
+
+std::optional<ir::LoweredModule> Compilation::lower(const ir::Module &scheduled) {
+  // What an object exports (spec §10): the file's own items.
+  std::set<std::string> own;
+  for (const ast::ItemPtr &item : state_->main->items)
+    if (!ast::declaredName(*item).empty())
+      own.insert(ast::declaredName(*item));
+  state_->pipeline.ownNames = std::move(own);
+  return Pipeline(state_->pipeline, state_->diags).lower(scheduled);
+}
+
+} // namespace tdsl

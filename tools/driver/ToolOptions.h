@@ -1,0 +1,40 @@
+//===- tools/driver/ToolOptions.h - The options every tool reads alike ------------------------===//
+//
+// What tdslc, tdsl-run and the tools to come take from their command lines the same way
+// (tools/driver/CommandLine.h reads them): the input, the target, -D, the import paths, --func,
+// --no-schedule, -O, --via and --ffp-contract.
+//
+//===------------------------------------------------------------------------------------------===//
+#pragma once
+
+#include "support/Defines.h"
+#include "support/Target.h"
+
+#include <string>
+#include <vector>
+
+namespace tdsl {
+
+/// How CPU code is made: the LLVM backend, or the emitted C++ compiled by the Clang libraries.
+enum class Via { LLVM, Cpp };
+
+/// The options every tool reads alike.
+struct ToolOptions {
+  std::string input;
+  Target target = Target::CPU;
+  /// -D NAME=VALUE, in command-line order.
+  Defines defines;
+  std::vector<std::string> includeDirs;
+  std::string stdlibDir; ///< found from the executable unless set
+  std::string func;      ///< --func: only this function (and what it calls)
+  bool noSchedule = false;
+  int optLevel = 2; ///< -O0..-O3
+  Via via = Via::LLVM;
+  /// --ffp-contract=on|off (spec §11): fuse `a * b + c` into one multiply-add.
+  bool fpContract = true;
+};
+
+/// The standard library folder: $TDSL_STDLIB, else `<exe>/../share/tdsl/stdlib`.
+std::string defaultStdlibDir();
+
+} // namespace tdsl
