@@ -70,57 +70,6 @@ Expr bindAxes(const Block *block, const Expr &e) {
   return simplify(substitute(e, map));
 }
 
-bool sameExpr(const Expr &a, const Expr &b) {
-  if (a.sameAs(b))
-    return true;
-  if (!a.defined() || !b.defined() || a.kind() != b.kind() || a.dtype() != b.dtype())
-    return false;
-  switch (a.kind()) {
-  case ExprKind::IntImm:
-    return a.as<IntImm>()->value == b.as<IntImm>()->value;
-  case ExprKind::FloatImm:
-    return a.as<FloatImm>()->value == b.as<FloatImm>()->value;
-  case ExprKind::VarRef:
-    return a.as<VarRef>()->var == b.as<VarRef>()->var;
-  case ExprKind::Cast:
-    return sameExpr(a.as<Cast>()->value, b.as<Cast>()->value);
-  case ExprKind::Neg:
-    return sameExpr(a.as<Neg>()->a, b.as<Neg>()->a);
-  case ExprKind::Not:
-    return sameExpr(a.as<Not>()->a, b.as<Not>()->a);
-#define TDSL_SAME_BINARY(NAME)                                                                     \
-  case ExprKind::NAME:                                                                             \
-    return sameExpr(a.as<NAME>()->a, b.as<NAME>()->a) && sameExpr(a.as<NAME>()->b, b.as<NAME>()->b);
-    TDSL_FOR_EACH_BINARY_NODE(TDSL_SAME_BINARY)
-#undef TDSL_SAME_BINARY
-  case ExprKind::Select: {
-    auto *x = a.as<Select>(), *y = b.as<Select>();
-    return sameExpr(x->condition, y->condition) && sameExpr(x->trueValue, y->trueValue) &&
-           sameExpr(x->falseValue, y->falseValue);
-  }
-  case ExprKind::BufferLoad: {
-    auto *x = a.as<BufferLoad>(), *y = b.as<BufferLoad>();
-    if (!(x->buffer == y->buffer) || x->indices.size() != y->indices.size())
-      return false;
-    for (size_t i = 0; i < x->indices.size(); ++i)
-      if (!sameExpr(x->indices[i], y->indices[i]))
-        return false;
-    return true;
-  }
-  case ExprKind::Call: {
-    auto *x = a.as<Call>(), *y = b.as<Call>();
-    if (x->op != y->op || x->args.size() != y->args.size())
-      return false;
-    for (size_t i = 0; i < x->args.size(); ++i)
-      if (!sameExpr(x->args[i], y->args[i]))
-        return false;
-    return true;
-  }
-  default:
-    return false;
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Buffers of the function
 // ---------------------------------------------------------------------------------------------

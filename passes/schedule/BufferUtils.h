@@ -35,9 +35,6 @@ std::vector<const ir::Block *> writersOf(const ScheduleState &s, const ir::Buffe
 /// `e` with each axis of `block` replaced by its binding (so in terms of loop variables).
 ir::Expr bindAxes(const ir::Block *block, const ir::Expr &e);
 
-/// Exact equality with variables compared by identity (no renaming).
-bool sameExpr(const ir::Expr &a, const ir::Expr &b);
-
 // ---------------------------------------------------------------------------------------------
 // Buffers of the function
 // ---------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 #include "passes/schedule/Primitives.h"
 
 #include "ir/IRVisitor.h"
+#include "ir/StructuralEqual.h"
 #include "passes/Simplify.h"
 #include "passes/schedule/BufferUtils.h"
 #include "passes/schedule/Dependence.h"
@@ -73,7 +74,7 @@ bool sameIndices(const std::vector<Expr> &a, const std::vector<Expr> &b) {
   if (a.size() != b.size())
     return false;
   for (size_t i = 0; i < a.size(); ++i)
-    if (!sameExpr(a[i], b[i]))
+    if (!ir::equalExpr(a[i], b[i]))
       return false;
   return true;
 }

@@ -7,6 +7,8 @@
 
 #pragma once
 
+#include "ir/Arith.h"
+#include "ir/StructuralEqual.h"
 #include "passes/schedule/State.h"
 
 #include <optional>
@@ -17,49 +19,19 @@
 namespace tdsl::schedule {
 
 // ---------------------------------------------------------------------------------------------
-// Affine forms
+// Affine forms and intervals: ir/Arith.h's (canonical forms, constant differences, symbolic
+// intervals over loop domains) and ir/StructuralEqual.h's identity comparison.
 // ---------------------------------------------------------------------------------------------
 
-/// `e` (an i64 expression) as a sum of terms with constant coefficients plus a constant,
-/// terms in order of first appearance: `4 * j_0 + (ax0 + 0)` → `j_0 * 4 + ax0`. Floor division
-/// and modulo by a constant c fold when every coefficient is a multiple of c:
-/// `(j_0 * 4 + 3) / 4` → `j_0`, `(j_0 * 4 + 3) % 4` → `3` (exact, floor semantics). Other
-/// expressions are kept as opaque terms. Never changes the value of `e`.
-ir::Expr canonical(const ir::Expr &e);
-
-/// Structural equality with variables and buffers compared by identity.
-bool equalExpr(const ir::Expr &a, const ir::Expr &b);
-
-/// The value of `a - b` when it is a constant.
-std::optional<int64_t> constDiff(const ir::Expr &a, const ir::Expr &b);
-
-// ---------------------------------------------------------------------------------------------
-// Intervals
-// ---------------------------------------------------------------------------------------------
-
-/// The inclusive integer interval [min, max]; an undefined bound is unbounded.
-struct Interval {
-  ir::Expr min, max;
-  bool bounded() const { return min.defined() && max.defined(); }
-  static Interval point(const ir::Expr &e) { return {e, e}; }
-  /// [min, min + extent - 1].
-  static Interval ofRange(const ir::Expr &min, const ir::Expr &extent);
-  /// max - min + 1 (canonical); undefined when unbounded.
-  ir::Expr extent() const;
-};
-
-/// Variables that range over an interval; every other variable is a fixed point.
-using Domain = std::vector<std::pair<ir::Var, Interval>>;
-
-/// Bounds of `e` for every value of the variables of `dom` (interval arithmetic; floor
-/// division and modulo by positive constants; unbounded where the analysis cannot tell).
-Interval bound(const ir::Expr &e, const Domain &dom);
-/// The smallest interval holding both (symbolic bounds that do not compare become min/max).
-Interval hull(const Interval &a, const Interval &b);
-/// Adds the loop's variable to `dom`, its bounds evaluated over `dom` as it is.
-void addLoop(Domain &dom, const ir::For *loop);
-/// Whether `a <= b` for every point of `dom`.
-bool proveLE(const ir::Expr &a, const ir::Expr &b, const Domain &dom);
+using ir::addLoop;
+using ir::bound;
+using ir::canonical;
+using ir::constDiff;
+using ir::Domain;
+using ir::equalExpr;
+using ir::hull;
+using ir::Interval;
+using ir::proveLE;
 
 // ---------------------------------------------------------------------------------------------
 // Accesses
