@@ -82,19 +82,6 @@ protected:
   }
 };
 
-struct VarSubstituter : IRMutator {
-  const std::vector<std::pair<Var, Expr>> &map;
-  explicit VarSubstituter(const std::vector<std::pair<Var, Expr>> &m) : map(m) {}
-
-protected:
-  Expr visit(const VarRef *op) override {
-    for (auto &[v, e] : map)
-      if (v == op->var)
-        return e;
-    return op;
-  }
-};
-
 } // namespace
 
 const For *ScheduleState::loop(const Var &var) const {
@@ -153,24 +140,6 @@ void requireNoNestedBlocks(const ScheduleState &s, const std::string &primitive)
                                 b->name + "' is inside block '" + outer->name + "')",
                             outer->loc, "block '" + outer->name + "' is here");
       }
-}
-
-Expr substitute(const Expr &e, const std::vector<std::pair<Var, Expr>> &map) {
-  return VarSubstituter(map).mutate(e);
-}
-Stmt substitute(const Stmt &s, const std::vector<std::pair<Var, Expr>> &map) {
-  return VarSubstituter(map).mutate(s);
-}
-
-bool uses(const Expr &e, const Var &v) {
-  struct U : IRVisitor {
-    const Var &v;
-    bool found = false;
-    explicit U(const Var &x) : v(x) {}
-    void visit(const VarRef *op) override { found |= op->var == v; }
-  } u(v);
-  u.visitExpr(e);
-  return u.found;
 }
 
 std::vector<const Block *> blocksIn(const Stmt &s) {

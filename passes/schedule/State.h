@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ir/IR.h"
+#include "ir/Utils.h"
 
 #include <optional>
 #include <stdexcept>
@@ -62,11 +63,10 @@ private:
 /// makes): the producer-consumer and buffer primitives do not handle such nests yet.
 void requireNoNestedBlocks(const ScheduleState &s, const std::string &primitive);
 
-/// `e` with each variable of `map` replaced.
-ir::Expr substitute(const ir::Expr &e, const std::vector<std::pair<ir::Var, ir::Expr>> &map);
-ir::Stmt substitute(const ir::Stmt &s, const std::vector<std::pair<ir::Var, ir::Expr>> &map);
-/// Whether `e` mentions `v`.
-bool uses(const ir::Expr &e, const ir::Var &v);
+/// `e` with each variable of a map or a list of pairs replaced (ir/Utils.h).
+using ir::substitute;
+/// Whether `e` mentions `v` (ir::usesVar).
+inline bool uses(const ir::Expr &e, const ir::Var &v) { return ir::usesVar(e, v); }
 /// The blocks inside `s`, in program order.
 std::vector<const ir::Block *> blocksIn(const ir::Stmt &s);
 /// The operands of a chain of `&&` (a single condition is one conjunct).
