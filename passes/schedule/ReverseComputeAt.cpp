@@ -31,7 +31,7 @@ using namespace ir;
 /// Preconditions: the block is complete (spatial axes only, does not read what it writes) and
 /// the only writer of its buffers; every block that writes what it reads is under `loop` (at
 /// least one is), before it in program order, finishes its reduction inside one iteration of
-/// `loop` and has no `where` other than bounds of its axes; in one iteration the block reads
+/// `loop` and has no `where` on its axes other than their bounds; in one iteration the block reads
 /// only elements produced in that iteration; no block it moves past touches what it writes.
 void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
   requireNoNestedBlocks(s, "reverse_compute_at");
@@ -96,7 +96,17 @@ void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loop
                                   ", so one iteration of loop " + l +
                                   " does not finish that reduction",
                               p->loc, "producer " + quoted(p->name) + " is here");
-    if (!predicateInAxes(s, p, "the region it produces under loop " + l + " is unknown").empty())
+    // A condition on its axes other than their bounds makes the region unknown. One that uses
+    // neither its axes nor a loop (`K > 0`, decompose_reduction's guard of an empty
+    // reduction) holds in every iteration or in none: where it fails, the producer writes
+    // nothing anywhere, so where the block reads changes nothing.
+    std::vector<Expr> conditions =
+        predicateInAxes(s, p, "the region it produces under loop " + l + " is unknown");
+    bool onAxes = std::any_of(conditions.begin(), conditions.end(), [&](const Expr &c) {
+      return std::any_of(p->iterVars.begin(), p->iterVars.end(),
+                         [&](const IterVar &iv) { return uses(c, iv.var); });
+    });
+    if (onAxes)
       throw ScheduleError("block " + quoted(p->name) +
                               " has a 'where' condition other than bounds of its axes, so the "
                               "region it produces under loop " +
