@@ -96,6 +96,8 @@ struct Pipeline::Run {
   std::set<std::string> compiled;
   std::set<std::string> usedDefines;
   std::vector<graph::DerivedFunc> instances, fused;
+  /// The generic form of the functions -D instantiated in place (graph.instantiate uses it).
+  std::map<std::string, ir::Func> generics;
   ir::LoweredModule lowered;
 
   // Steps of Pipeline::schedule. Each returns false to stop (after reporting errors).
@@ -283,6 +285,7 @@ bool Pipeline::Run::instantiateFuncs() {
     }
     ir::Func instance = instantiate(f, values);
     frontend->checkFunction(instance, diags);
+    generics.emplace(f.name(), f);
     module.replace(instance);
   }
   diags.flush();
@@ -295,7 +298,7 @@ bool Pipeline::Run::foldConstants() {
 }
 
 bool Pipeline::Run::instantiateCallees() {
-  instances = graph::instantiateCallees(module);
+  instances = graph::instantiateCallees(module, generics);
   for (const graph::DerivedFunc &d : instances)
     frontend->checkFunction(module.lookup(d.name), diags);
   diags.flush();

@@ -20,6 +20,7 @@
 
 #include "ir/IR.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,11 @@ void foldConstants(ir::Module &module);
 /// graph.instantiate: every call of a generic callee with constants (`nn.conv2d<1, 1>`) calls
 /// a new PrimFunc, one per distinct (callee, constants), added to the module. Generic callees
 /// are left in the module. Returns the instances made.
-std::vector<DerivedFunc> instantiateCallees(ir::Module &module);
+///
+/// `generics`: the generic form of functions that -D instantiated in place (by name); a call
+/// with constants instantiates those instead of the module's (already concrete) function.
+std::vector<DerivedFunc> instantiateCallees(ir::Module &module,
+                                            const std::map<std::string, ir::Func> &generics = {});
 
 /// graph.dce: removes call bindings none of whose results is used later, returned or exported
 /// by `output` (repeatedly, so chains of dead calls go). Only calls of PrimFuncs and pure

@@ -28,7 +28,8 @@ std::string instanceBase(const std::string &callee, const std::vector<int64_t> &
 
 } // namespace
 
-std::vector<DerivedFunc> instantiateCallees(Module &module) {
+std::vector<DerivedFunc> instantiateCallees(Module &module,
+                                            const std::map<std::string, Func> &generics) {
   std::vector<DerivedFunc> made;
   std::map<std::pair<std::string, std::vector<int64_t>>, std::string> instances;
   for (const Func &f : std::vector<Func>(module.functions())) {
@@ -46,8 +47,9 @@ std::vector<DerivedFunc> instantiateCallees(Module &module) {
           return {b};
         values.push_back(*v);
       }
-      Func generic = module.lookup(call->callee);
-      if (!generic.as<PrimFunc>())
+      auto known = generics.find(call->callee);
+      Func generic = known != generics.end() ? known->second : module.lookup(call->callee);
+      if (!generic.as<PrimFunc>() || generic.as<PrimFunc>()->constVars.size() != values.size())
         return {b};
       auto key = std::make_pair(call->callee, values);
       auto it = instances.find(key);
