@@ -9,11 +9,24 @@
 #include "support/SourceManager.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 namespace fs = std::filesystem;
 
 namespace tdsl {
+
+std::string defaultStdlibDir() {
+  if (const char *env = std::getenv("TDSL_STDLIB"))
+    return env;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec)
+    return "stdlib";
+  return (exe.parent_path().parent_path() / "share" / "tdsl" / "stdlib")
+      .lexically_normal()
+      .string();
+}
 
 ModuleLoader::ModuleLoader(SourceManager &sm, DiagnosticEngine &diags, ImportOptions opts)
     : sm_(sm), diags_(diags), opts_(std::move(opts)) {}

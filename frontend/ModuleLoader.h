@@ -21,6 +21,10 @@ struct ImportOptions {
   std::string stdlibDir;                // where `import "nn";` finds nn.tdsl
 };
 
+/// The standard library folder of the running tool: $TDSL_STDLIB, else
+/// `<exe>/../share/tdsl/stdlib` (where the build and `cmake --install` put it).
+std::string defaultStdlibDir();
+
 /// Owns every module of a compilation. `import "nn";` loads `<stdlib>/nn.tdsl`;
 /// `import "path/x.tdsl";` a file relative to the importer, then each -I folder. A file
 /// imported twice is loaded once; an import cycle is an error at the import that closes it.

@@ -1,25 +1,9 @@
 //===- tools/driver/CommandLine.cpp - What every tool's command line shares ------------------===//
 #include "tools/driver/CommandLine.h"
 
-#include <cstdlib>
-#include <filesystem>
-
 namespace po = boost::program_options;
-namespace fs = std::filesystem;
 
 namespace tdsl {
-
-std::string defaultStdlibDir() {
-  if (const char *env = std::getenv("TDSL_STDLIB"))
-    return env;
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec)
-    return "stdlib";
-  return (exe.parent_path().parent_path() / "share" / "tdsl" / "stdlib")
-      .lexically_normal()
-      .string();
-}
 
 namespace cl {
 

@@ -7,6 +7,7 @@
 //===------------------------------------------------------------------------------------------===//
 #pragma once
 
+#include "frontend/ModuleLoader.h"
 #include "support/Defines.h"
 #include "support/Target.h"
 
@@ -33,8 +34,5 @@ struct ToolOptions {
   /// --ffp-contract=on|off (spec §11): fuse `a * b + c` into one multiply-add.
   bool fpContract = true;
 };
-
-/// The standard library folder: $TDSL_STDLIB, else `<exe>/../share/tdsl/stdlib`.
-std::string defaultStdlibDir();
 
 } // namespace tdsl

@@ -4,13 +4,10 @@
 // (tools/tdsl-lsp/Server.h). Exit status: 0 after `shutdown` then `exit`, 1 on `exit` without
 // `shutdown` or when the input ends first, 2 for a bad command line.
 
+#include "frontend/ModuleLoader.h"
 #include "tools/tdsl-lsp/Server.h"
 
-#include <cstdlib>
-#include <filesystem>
 #include <iostream>
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -26,18 +23,6 @@ symbols and schedule-primitive completion.
   --help         print this help and exit
   --version      print the version and exit
 )";
-
-std::string defaultStdlibDir() {
-  if (const char *env = std::getenv("TDSL_STDLIB"))
-    return env;
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec)
-    return "stdlib";
-  return (exe.parent_path().parent_path() / "share" / "tdsl" / "stdlib")
-      .lexically_normal()
-      .string();
-}
 
 } // namespace
 
@@ -68,7 +53,7 @@ int main(int argc, char **argv) {
     }
   }
   if (imports.stdlibDir.empty())
-    imports.stdlibDir = defaultStdlibDir();
+    imports.stdlibDir = tdsl::defaultStdlibDir();
 
   std::ios::sync_with_stdio(false);
   tdsl::lsp::Server server(std::move(imports), [](const tdsl::lsp::json &msg) {
