@@ -350,6 +350,16 @@ void FunctionEmitter::stmt(const Stmt &s, bool inFor) {
     const auto *op = s.as<For>();
     if (!inFor)
       nestComment(op);
+    // The loop's body, one level deeper, then `close`.
+    auto loopBody = [&](const char *close) {
+      recordLoopBounds(op);
+      ++indent_;
+      ++loopDepth_;
+      stmt(op->body, true);
+      --loopDepth_;
+      --indent_;
+      line(close);
+    };
     if (op->forKind == ForKind::Parallel) {
       // The body becomes a lambda run by tdsl_parallel_for (GOMP_parallel, see the prelude).
       std::string v = names_(op->loopVar);
@@ -357,13 +367,7 @@ void FunctionEmitter::stmt(const Stmt &s, bool inFor) {
       std::string end =
           stripParens(isConstInt(op->min, 0) ? expr(op->extent) : expr(op->min + op->extent));
       line("tdsl_parallel_for(" + begin + ", " + end + ", [&](int64_t " + v + ") {");
-      recordLoopBounds(op);
-      ++indent_;
-      ++loopDepth_;
-      stmt(op->body, true);
-      --loopDepth_;
-      --indent_;
-      line("});");
+      loopBody("});");
       return;
     }
     // The header first: temporaries it needs go before the pragma, which must precede `for`.
@@ -386,13 +390,7 @@ void FunctionEmitter::stmt(const Stmt &s, bool inFor) {
       break;
     }
     line(header);
-    recordLoopBounds(op);
-    ++indent_;
-    ++loopDepth_;
-    stmt(op->body, true);
-    --loopDepth_;
-    --indent_;
-    line("}");
+    loopBody("}");
     return;
   }
   case StmtKind::BufferStore: {

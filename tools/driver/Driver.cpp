@@ -230,6 +230,20 @@ bool viaLLVM(const DriverOptions &opts) {
          ((opts.emit == EmitKind::Obj || opts.emit == EmitKind::Asm) && opts.via == Via::LLVM);
 }
 
+/// The code-generation options both CPU routes take (cpp::CompileOptions for --via=cpp,
+/// llvmgen::TargetOptions for the LLVM backend): -O, --mcpu, --mattr, the float options and
+/// --remarks.
+template <typename Options> Options codeGenOptions(const DriverOptions &opts) {
+  Options o;
+  o.optLevel = opts.optLevel;
+  o.mcpu = opts.mcpu;
+  o.mattr = opts.mattr;
+  o.fastMath = opts.fastMath;
+  o.fpContract = opts.fpContract;
+  o.remarks = opts.remarks;
+  return o;
+}
+
 /// The text of --emit=lowered|cpp|cuda|header|llvm|bc|asm|obj from the lowered module; the exit
 /// status after an error (reported on `err`), or nullopt.
 std::optional<int> emitCode(const DriverOptions &opts, const ir::LoweredModule &lowered,
@@ -257,13 +271,7 @@ std::optional<int> emitCode(const DriverOptions &opts, const ir::LoweredModule &
   }
   std::string bytes, error, name = fs::path(opts.input).filename().string();
   if (!viaLLVM(opts)) {
-    cpp::CompileOptions options;
-    options.optLevel = opts.optLevel;
-    options.mcpu = opts.mcpu;
-    options.mattr = opts.mattr;
-    options.fastMath = opts.fastMath;
-    options.fpContract = opts.fpContract;
-    options.remarks = opts.remarks;
+    auto options = codeGenOptions<cpp::CompileOptions>(opts);
     options.assembly = opts.emit == EmitKind::Asm;
     if (!cpp::compileCpp(cpp::emitCpp(lowered, copts), name + ".cpp", options, bytes, error)) {
       err << error << "tdslc: error: the Clang libraries could not compile the C++ emitted for '"
@@ -278,13 +286,7 @@ std::optional<int> emitCode(const DriverOptions &opts, const ir::LoweredModule &
     err << "tdslc: error: " << clash << "\n";
     return 1;
   }
-  llvmgen::TargetOptions options;
-  options.optLevel = opts.optLevel;
-  options.mcpu = opts.mcpu;
-  options.mattr = opts.mattr;
-  options.fastMath = opts.fastMath;
-  options.fpContract = opts.fpContract;
-  options.remarks = opts.remarks;
+  auto options = codeGenOptions<llvmgen::TargetOptions>(opts);
   llvmgen::OutputKind kind = opts.emit == EmitKind::LLVM      ? llvmgen::OutputKind::IR
                              : opts.emit == EmitKind::Bitcode ? llvmgen::OutputKind::Bitcode
                              : opts.emit == EmitKind::Asm     ? llvmgen::OutputKind::Assembly
