@@ -1,0 +1,170 @@
+"""Small ONNX models for the importer's tests, built with onnx.helper at test time (no .onnx
+file is committed). Usage: models.py NAME OUT.onnx; models.py --list prints the names.
+Weights are seeded random values, so the files (and the imported weights) are reproducible."""
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+
+
+def rand(name, shape, seed, lo=-1.0, hi=1.0):
+    data = np.random.default_rng(seed).uniform(lo, hi, size=shape).astype(np.float32)
+    return numpy_helper.from_array(data, name)
+
+
+def ints(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+def model(nodes, inputs, outputs, inits, opset=13, name="g"):
+    graph = helper.make_graph(nodes, name, inputs, outputs, inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                          producer_name="tdsl-tests")
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
+def vi(name, shape, elem=F):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+MODELS = {}
+
+
+def register(f):
+    MODELS[f.__name__] = f
+    return f
+
+
+@register
+def mlp():
+    """Gemm (transB) + Relu + Gemm with a symbolic batch dimension; odd names to sanitise."""
+    nodes = [
+        helper.make_node("Gemm", ["input.1", "fc1.weight", "fc1.bias"], ["/fc1/Gemm_output_0"],
+                         name="/fc1/Gemm", transB=1),
+        helper.make_node("Relu", ["/fc1/Gemm_output_0"], ["/relu/Relu_output_0"], name="/relu/Relu"),
+        helper.make_node("Gemm", ["/relu/Relu_output_0", "fc2.weight", "fc2.bias"], ["output"],
+                         name="/fc2/Gemm", transB=1),
+    ]
+    inits = [rand("fc1.weight", (32, 64), 1), rand("fc1.bias", (32,), 2),
+             rand("fc2.weight", (10, 32), 3), rand("fc2.bias", (10,), 4)]
+    return model(nodes, [vi("input.1", ["batch", 64])], [vi("output", ["batch", 10])], inits)
+
+
+@register
+def convnet():
+    """Conv (asymmetric pads, stride 2, dilation), BatchNormalization, Relu, depthwise Conv,
+    Clip (ReLU6), MaxPool with ceil_mode, GlobalAveragePool, Flatten, Gemm."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 0, 2, 1],
+                         strides=[2, 2], kernel_shape=[3, 3]),
+        helper.make_node("BatchNormalization", ["c1", "bn_s", "bn_b", "bn_m", "bn_v"], ["bn"],
+                         name="bn1", epsilon=1e-3),
+        helper.make_node("Relu", ["bn"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2"], ["c2"], name="dw", group=8, pads=[1, 1, 1, 1],
+                         dilations=[2, 2], kernel_shape=[3, 3]),
+        helper.make_node("Clip", ["c2", "zero", "six"], ["r2"], name="relu6"),
+        helper.make_node("MaxPool", ["r2"], ["p"], name="pool", kernel_shape=[2, 2],
+                         strides=[2, 2], ceil_mode=1),
+        helper.make_node("GlobalAveragePool", ["p"], ["gap"], name="gap"),
+        helper.make_node("Flatten", ["gap"], ["flat"], name="flatten"),
+        helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["y"], name="fc", transB=1),
+    ]
+    inits = [rand("w1", (8, 3, 3, 3), 1), rand("b1", (8,), 2),
+             rand("bn_s", (8,), 3, 0.5, 1.5), rand("bn_b", (8,), 4), rand("bn_m", (8,), 5),
+             rand("bn_v", (8,), 6, 0.5, 2.0), rand("w2", (8, 1, 3, 3), 7),
+             numpy_helper.from_array(np.array(0.0, dtype=np.float32), "zero"),
+             numpy_helper.from_array(np.array(6.0, dtype=np.float32), "six"),
+             rand("fc_w", (5, 8), 8), rand("fc_b", (5,), 9)]
+    return model(nodes, [vi("x", [1, 3, 17, 15])], [vi("y", [1, 5])], inits)
+
+
+@register
+def shapes():
+    """The shape arithmetic PyTorch exports for x.view(x.size(0), -1) and friends: Shape,
+    Gather, Unsqueeze, Concat, Cast, Mul, ConstantOfShape, Range, Slice, Equal, Where — all
+    folded; then Reshape, Transpose, Softmax, Slice, Concat, Pad on tensors."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "i0"], ["n"], name="g0", axis=0),
+        helper.make_node("Unsqueeze", ["n", "ax0"], ["n1"], name="unsq"),
+        helper.make_node("Slice", ["s", "st", "en"], ["chw"], name="slice_shape"),
+        helper.make_node("Gather", ["chw", "i0"], ["c"], name="g1", axis=0),
+        helper.make_node("Gather", ["chw", "i1"], ["h"], name="g2", axis=0),
+        helper.make_node("Gather", ["chw", "i2"], ["w"], name="g3", axis=0),
+        helper.make_node("Mul", ["h", "w"], ["hw"], name="mul_hw"),
+        helper.make_node("Mul", ["hw", "hw"], ["hw2"], name="square_hw"),
+        helper.make_node("Div", ["hw2", "hw"], ["hw3"], name="div_hw"),
+        helper.make_node("Cast", ["hw3"], ["hwf"], name="cast_f", to=TensorProto.FLOAT),
+        helper.make_node("Cast", ["hwf"], ["hwi"], name="cast_i", to=TensorProto.INT64),
+        helper.make_node("Mul", ["c", "hwi"], ["prod"], name="mul"),
+        helper.make_node("Concat", ["n1", "prod"], ["newshape"], name="cat_shape", axis=0),
+        helper.make_node("Reshape", ["x", "newshape"], ["flat"], name="reshape"),
+        helper.make_node("Transpose", ["x"], ["xt"], name="transpose", perm=[0, 2, 3, 1]),
+        helper.make_node("Softmax", ["xt"], ["sm"], name="softmax", axis=-1),
+        helper.make_node("Slice", ["flat", "s1", "e1", "a1", "p1"], ["sl"], name="slice"),
+        helper.make_node("Concat", ["sl", "flat"], ["cat"], name="cat", axis=1),
+        helper.make_node("Pad", ["cat", "pads", "pv"], ["padded"], name="pad"),
+    ]
+    inits = [ints("i0", 0), ints("ax0", [0]), ints("st", [1]), ints("i1", [1]), ints("i2", [2]), ints("en", [4]),
+             ints("s1", [1]), ints("e1", [100]), ints("a1", [1]), ints("p1", [3]),
+             ints("pads", [0, 2, 0, 1]),
+             numpy_helper.from_array(np.array(0.5, dtype=np.float32), "pv")]
+    return model(nodes, [vi("x", [2, 3, 4, 5])],
+                 [vi("sm", [2, 4, 5, 3]), vi("padded", [2, 83])], inits)
+
+
+@register
+def broadcast():
+    """Add/Sub/Mul/Div/Pow with broadcasting: same shape, bias, per-channel, both sides
+    broadcast, scalar constants on either side."""
+    nodes = [
+        helper.make_node("Add", ["a", "b"], ["s"], name="same"),
+        helper.make_node("Add", ["s", "bias"], ["t"], name="bias"),
+        helper.make_node("Mul", ["t", "chan"], ["u"], name="per_channel"),
+        helper.make_node("Sub", ["col", "row"], ["outer"], name="outer"),
+        helper.make_node("Div", ["u", "two"], ["v"], name="div_scalar"),
+        helper.make_node("Sub", ["one", "v"], ["w"], name="rsub_scalar"),
+        helper.make_node("Pow", ["w", "two"], ["sq"], name="square"),
+        helper.make_node("Div", ["sq", "chan"], ["q"], name="div_chan"),
+    ]
+    inits = [rand("bias", (5,), 1), rand("chan", (3, 1, 1), 2, 0.5, 1.5),
+             numpy_helper.from_array(np.array(2.0, dtype=np.float32), "two"),
+             numpy_helper.from_array(np.array([1.0], dtype=np.float32), "one")]
+    return model(nodes, [vi("a", [2, 3, 4, 5]), vi("b", [2, 3, 4, 5]), vi("col", [3, 1]),
+                         vi("row", [1, 4])],
+                 [vi("q", [2, 3, 4, 5]), vi("outer", [3, 4])], inits)
+
+
+@register
+def unsupported_op():
+    """Hardmax is not supported: the error names the operator and the node."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Hardmax", ["r"], ["y"], name="the_hardmax")]
+    return model(nodes, [vi("x", [2, 3])], [vi("y", [2, 3])], [])
+
+
+@register
+def unsupported_attr():
+    """AveragePool with ceil_mode = 1 is not supported."""
+    nodes = [helper.make_node("AveragePool", ["x"], ["y"], name="avg", kernel_shape=[2, 2],
+                              ceil_mode=1)]
+    return model(nodes, [vi("x", [1, 1, 5, 5])], [vi("y", [1, 1, 3, 3])], [])
+
+
+@register
+def old_opset():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    return model(nodes, [vi("x", [2, 3])], [vi("y", [2, 3])], [], opset=9)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--list":
+        print(" ".join(MODELS))
+    else:
+        onnx.save(MODELS[sys.argv[1]](), sys.argv[2])
