@@ -251,8 +251,13 @@ std::string floatLiteral(double v) {
     throw ImportError("a NaN scalar cannot be written as a TDSL literal");
   if (std::isinf(v))
     return v > 0 ? "inf" : "-inf";
+  // The shortest form that reads back as the same f32.
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
+  for (int digits = 6; digits <= 9; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (std::strtof(buf, nullptr) == static_cast<float>(v))
+      break;
+  }
   std::string s = buf;
   if (s.find_first_of(".e") == std::string::npos)
     s += ".0";
@@ -355,6 +360,7 @@ private:
   Names names;
   std::map<std::string, ValuePtr> values;
   std::map<std::string, std::string> initializerNames; // ONNX name -> reserved TDSL name
+  std::map<std::string, std::pair<std::string, bool>> outputNames; // model outputs: name, used
   std::map<std::string, const onnx::TypeProto *> inferred;
   std::vector<std::string> constDecls, body;
   std::set<std::string> temps; // names from fresh()
@@ -471,7 +477,14 @@ private:
     temps.insert(n);
     return n;
   }
-  std::string outName(size_t k = 0) { return names.allocate(node->output(k)); }
+  std::string outName(size_t k = 0) {
+    auto it = outputNames.find(node->output(k));
+    if (it != outputNames.end() && !it->second.second) {
+      it->second.second = true; // the reserved name, taken once
+      return it->second.first;
+    }
+    return names.allocate(node->output(k));
+  }
   /// `name` viewed with shape `to` (a `reshape` unless the shapes agree).
   std::string view(const std::string &name, const Shape &from, const Shape &to,
                    const std::string &base) {
@@ -767,7 +780,8 @@ void Importer::declareInputs(std::string &signature) {
   std::set<std::string> inits;
   for (const onnx::TensorProto &t : g.initializer())
     inits.insert(t.name());
-  // Names in order: shape variables, graph inputs, initializers, then values as defined.
+  // Names in order: shape variables, graph inputs, graph outputs, initializers, then values as
+  // they are defined.
   std::map<std::string, std::string> symNames;
   std::vector<const onnx::ValueInfoProto *> inputs;
   for (const onnx::ValueInfoProto &i : g.input())
@@ -799,6 +813,11 @@ void Importer::declareInputs(std::string &signature) {
     values[i->name()] = v;
     signature += (signature.empty() ? "" : ", ") + v->name + ": " + v->dtype + str(v->shape);
   }
+  for (const onnx::ValueInfoProto &o : g.output())
+    if (!outputNames.count(o.name()) && !inits.count(o.name()) &&
+        std::none_of(inputs.begin(), inputs.end(),
+                     [&](const onnx::ValueInfoProto *i) { return i->name() == o.name(); }))
+      outputNames[o.name()] = {names.allocate(o.name()), false};
   for (const onnx::TensorProto &t : g.initializer()) {
     auto v = std::make_shared<Value>();
     v->k = readTensor(t);
@@ -2504,7 +2523,13 @@ void Importer::run() {
     std::string name = v->name;
     if (v->onnxName != o.name() ||
         std::find(results.begin(), results.end(), name) != results.end()) {
-      name = fresh(o.name());
+      auto r = outputNames.find(o.name());
+      if (r != outputNames.end() && !r->second.second) {
+        name = r->second.first;
+        r->second.second = true;
+      } else {
+        name = fresh(o.name());
+      }
       body.push_back(name + " = reshape(" + v->name + ", " + str(v->shape) + ");");
     }
     results.push_back(name);

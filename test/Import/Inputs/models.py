@@ -20,12 +20,13 @@ def ints(name, values):
     return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
 
 
-def model(nodes, inputs, outputs, inits, opset=13, name="g"):
+def model(nodes, inputs, outputs, inits, opset=13, name="g", check=True):
     graph = helper.make_graph(nodes, name, inputs, outputs, inits)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                           producer_name="tdsl-tests")
     m.ir_version = 8
-    onnx.checker.check_model(m)
+    if check:
+        onnx.checker.check_model(m)
     return m
 
 
@@ -153,14 +154,43 @@ def unsupported_op():
 def unsupported_attr():
     """AveragePool with ceil_mode = 1 is not supported."""
     nodes = [helper.make_node("AveragePool", ["x"], ["y"], name="avg", kernel_shape=[2, 2],
-                              ceil_mode=1)]
+                              strides=[2, 2], ceil_mode=1)]
     return model(nodes, [vi("x", [1, 1, 5, 5])], [vi("y", [1, 1, 3, 3])], [])
+
+
+@register
+def names():
+    """Names to sanitise (spec §12): characters outside [A-Za-z0-9_], a leading digit, keywords,
+    clashes; a value used twice, a constant scalar on either side, Identity and Dropout."""
+    nodes = [
+        helper.make_node("MatMul", ["in:put", "1"], ["func"], name="mm"),
+        helper.make_node("Add", ["func", "a.b"], ["a_b"], name="add"),
+        helper.make_node("Identity", ["a_b"], ["id"], name="identity"),
+        helper.make_node("Dropout", ["id"], ["drop"], name="dropout"),
+        helper.make_node("Mul", ["drop", "drop"], ["graph"], name="square"),
+    ]
+    inits = [rand("1", (4, 4), 1), rand("a.b", (4,), 2)]
+    return model(nodes, [vi("in:put", [2, 4])], [vi("graph", [2, 4]), vi("a_b", [2, 4])], inits)
 
 
 @register
 def old_opset():
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
     return model(nodes, [vi("x", [2, 3])], [vi("y", [2, 3])], [], opset=9)
+
+
+@register
+def invalid():
+    """Not valid ONNX: Relu reads a value nothing defines (onnx.checker rejects it)."""
+    nodes = [helper.make_node("Relu", ["nope"], ["y"], name="relu")]
+    return model(nodes, [vi("x", [2, 3])], [vi("y", [2, 3])], [], check=False)
+
+
+@register
+def unsupported_transpose():
+    """A permutation that is not one swap of two blocks of axes: an error at the node."""
+    nodes = [helper.make_node("Transpose", ["x"], ["y"], name="reverse", perm=[2, 1, 0])]
+    return model(nodes, [vi("x", [2, 3, 4])], [vi("y", [4, 3, 2])], [])
 
 
 if __name__ == "__main__":
