@@ -2140,7 +2140,9 @@ void Importer::opGather() {
     if (ids.empty() || ids[0] < 0 || ids.back() >= n)
       fail("an index is out of range");
     Shape s = ds;
-    std::string v = sliceAxis(dn, s, axis, ids.front(), ids.back() + 1, 1, base + "_s");
+    std::string v = ids.front() == 0 && ids.back() == n - 1
+                        ? dn // every index, in order
+                        : sliceAxis(dn, s, axis, ids.front(), ids.back() + 1, 1, base + "_s");
     Shape out(ds.begin(), ds.begin() + axis);
     for (int64_t d : idx->k->dims)
       out.push_back(Dim::of(d));

@@ -143,6 +143,84 @@ def broadcast():
 
 
 @register
+def ops13():
+    """The rest of the operator table at opset 13: unary functions, Split, the reductions,
+    Squeeze, Expand, Pow of tensors, Gemm with alpha, beta, a 1-D Conv with SAME_UPPER,
+    GlobalMaxPool, AveragePool without the padding in the divisor, Gather of a constant index
+    and of a constant run (from a folded Range), a Constant node's tensor, an identity Cast."""
+    one = numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one")
+    nodes = [
+        helper.make_node("Abs", ["x"], ["ax"], name="abs"),
+        helper.make_node("Exp", ["x"], ["ex"], name="exp"),
+        helper.make_node("Log", ["ex"], ["lx"], name="log"),
+        helper.make_node("Sqrt", ["ax"], ["sx"], name="sqrt"),
+        helper.make_node("Neg", ["sx"], ["nx"], name="neg"),
+        helper.make_node("Add", ["ax", "one"], ["ax1"], name="add_one"),
+        helper.make_node("Reciprocal", ["ax1"], ["rx"], name="reciprocal"),
+        helper.make_node("Pow", ["ax1", "lx"], ["px"], name="pow"),
+        helper.make_node("Mul", ["px", "rx"], ["m1"], name="mul"),
+        helper.make_node("Sub", ["m1", "nx"], ["u"], name="sub"),
+        helper.make_node("Split", ["u", "parts"], ["s1", "s2"], name="split", axis=1),
+        helper.make_node("ReduceMean", ["s2"], ["rmean"], name="rmean", axes=[1], keepdims=1),
+        helper.make_node("ReduceSum", ["s2", "ax2"], ["rsum"], name="rsum", keepdims=0),
+        helper.make_node("ReduceMax", ["s1"], ["rmax"], name="rmax", axes=[1, 2], keepdims=0),
+        helper.make_node("Squeeze", ["rmean", "ax1i"], ["sq"], name="squeeze"),
+        helper.make_node("Expand", ["rmean", "eshape"], ["expanded"], name="expand"),
+        helper.make_node("Gemm", ["sq", "gw", "gc"], ["gemm"], name="gemm", alpha=0.5, beta=2.0),
+        helper.make_node("Conv", ["x", "cw"], ["conv1d"], name="conv1d", auto_pad=b"SAME_UPPER",
+                         kernel_shape=[2]),
+        helper.make_node("Reshape", ["x", "shape4"], ["x4"], name="reshape4"),
+        helper.make_node("GlobalMaxPool", ["x4"], ["gmp"], name="gmp"),
+        helper.make_node("AveragePool", ["x4"], ["avg"], name="avg", kernel_shape=[2, 2],
+                         pads=[1, 1, 0, 0], count_include_pad=0),
+        helper.make_node("Range", ["r0", "r4", "r1"], ["range"], name="range"),
+        helper.make_node("Gather", ["x", "range"], ["gall"], name="gather_run", axis=2),
+        helper.make_node("Gather", ["gall", "i3"], ["g3"], name="gather_one", axis=1),
+        helper.make_node("Constant", [], ["cst"], name="constant",
+                         value=numpy_helper.from_array(
+                             np.array([0.5, -1.0, 2.0, 0.25], dtype=np.float32))),
+        helper.make_node("Add", ["g3", "cst"], ["g3c"], name="add_constant"),
+        helper.make_node("Cast", ["g3c"], ["gout"], name="cast", to=TensorProto.FLOAT),
+    ]
+    inits = [one, ints("parts", [2, 4]), ints("ax2", [2]), ints("ax1i", [1]),
+             ints("eshape", [2, 3, 4]), rand("gw", (4, 3), 1), rand("gc", (3,), 2),
+             rand("cw", (3, 6, 2), 3), ints("shape4", [2, 6, 2, 2]), ints("r0", 0),
+             ints("r4", 4), ints("r1", 1), ints("i3", 3)]
+    return model(nodes, [vi("x", [2, 6, 4])],
+                 [vi("rsum", [2, 4]), vi("rmax", [2]), vi("expanded", [2, 3, 4]),
+                  vi("gemm", [2, 3]), vi("conv1d", [2, 3, 4]), vi("gmp", [2, 6, 1, 1]),
+                  vi("avg", [2, 6, 2, 2]), vi("gout", [2, 4])], inits)
+
+
+@register
+def ops11():
+    """Opset 11 forms: Unsqueeze, Squeeze, Split and ReduceSum with attribute axes, Softmax's
+    2-D coercion (axis 1 of a rank-3 tensor), Pad with inputs, Clip with only a minimum,
+    LogSoftmax, HardSigmoid, LeakyRelu, a Transpose of a rank-3 tensor, MatMul with a vector."""
+    nodes = [
+        helper.make_node("Softmax", ["x"], ["sm"], name="softmax", axis=1),
+        helper.make_node("Unsqueeze", ["sm"], ["us"], name="unsqueeze", axes=[0]),
+        helper.make_node("Squeeze", ["us"], ["sq"], name="squeeze", axes=[0]),
+        helper.make_node("Split", ["sq"], ["a", "b"], name="split", axis=2, split=[1, 3]),
+        helper.make_node("ReduceSum", ["b"], ["rs"], name="rsum", axes=[2], keepdims=1),
+        helper.make_node("Pad", ["rs", "pads", "pv"], ["padded"], name="pad"),
+        helper.make_node("Clip", ["x", "lo"], ["clipped"], name="clip_min"),
+        helper.make_node("LeakyRelu", ["clipped"], ["lr"], name="leaky", alpha=0.3),
+        helper.make_node("HardSigmoid", ["lr"], ["hs"], name="hsig", alpha=0.25, beta=0.4),
+        helper.make_node("Transpose", ["hs"], ["tr"], name="rotate", perm=[1, 2, 0]),
+        helper.make_node("LogSoftmax", ["tr"], ["ls"], name="logsoftmax", axis=2),
+        helper.make_node("MatMul", ["x", "vec"], ["mv"], name="matvec"),
+    ]
+    inits = [ints("pads", [0, 1, 0, 0, 0, 2]),
+             numpy_helper.from_array(np.array(-0.5, dtype=np.float32), "pv"),
+             numpy_helper.from_array(np.array(-0.2, dtype=np.float32), "lo"),
+             rand("vec", (4,), 4)]
+    return model(nodes, [vi("x", [2, 3, 4])],
+                 [vi("a", [2, 3, 1]), vi("padded", [2, 4, 3]), vi("ls", [3, 4, 2]),
+                  vi("mv", [2, 3])], inits, opset=11)
+
+
+@register
 def unsupported_op():
     """Hardmax is not supported: the error names the operator and the node."""
     nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),

@@ -123,6 +123,14 @@ def run(model, feeds):
             y = np.sqrt(x[0])
         elif op == "Exp":
             y = np.exp(x[0])
+        elif op == "Log":
+            y = np.log(x[0])
+        elif op == "Abs":
+            y = np.abs(x[0])
+        elif op == "Neg":
+            y = -x[0]
+        elif op == "Reciprocal":
+            y = 1 / x[0]
         elif op == "LeakyRelu":
             y = np.where(x[0] >= 0, x[0], a.get("alpha", 0.01) * x[0])
         elif op == "HardSigmoid":
@@ -139,6 +147,15 @@ def run(model, feeds):
             y = fn(x[0], x[1])
             if x[0].dtype.kind == "i" and op == "Div":
                 y = x[0] // x[1]
+        elif op == "Conv" and x[0].ndim == 3:  # 1-D: a 2-D convolution of height 1
+            a2 = dict(a)
+            for key, pad in (("strides", 1), ("dilations", 1), ("kernel_shape", 1)):
+                if key in a:
+                    a2[key] = [pad] + list(a[key])
+            if "pads" in a:
+                a2["pads"] = [0, a["pads"][0], 0, a["pads"][1]]
+            y = conv(x[0][:, :, None], x[1][:, :, None], x[2] if len(x) > 2 else None,
+                     a2)[:, :, 0]
         elif op == "Conv":
             y = conv(x[0], x[1], x[2] if len(x) > 2 else None, a)
         elif op == "BatchNormalization":
@@ -151,6 +168,10 @@ def run(model, feeds):
             y = pool(x[0], a, "avg")
         elif op == "GlobalAveragePool":
             y = x[0].mean(axis=(2, 3), keepdims=True)
+        elif op == "GlobalMaxPool":
+            y = x[0].max(axis=(2, 3), keepdims=True)
+        elif op == "Range":
+            y = np.arange(x[0], x[1], x[2])
         elif op == "Flatten":
             ax = a.get("axis", 1)
             y = x[0].reshape(int(np.prod(x[0].shape[:ax])), -1)
