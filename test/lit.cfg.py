@@ -17,6 +17,7 @@ config.environment["LC_ALL"] = "C"
 
 config.substitutions.append(("%tdslc", os.path.join(config.tdsl_tools_dir, "tdslc")))
 config.substitutions.append(("%tdsl-run", os.path.join(config.tdsl_tools_dir, "tdsl-run")))
+config.substitutions.append(("%tdsl-import", os.path.join(config.tdsl_tools_dir, "tdsl-import")))
 config.substitutions.append(("%tdsl-lsp", os.path.join(config.tdsl_tools_dir, "tdsl-lsp")))
 config.substitutions.append(("%python", config.python3))
 config.substitutions.append(("%stdlib", os.path.join(config.tdsl_src_root, "stdlib")))

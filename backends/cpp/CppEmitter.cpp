@@ -470,11 +470,42 @@ std::string FunctionEmitter::abiScalar(const Expr &e) {
   return stripParens(expr(e));
 }
 
+/// Whether `body` names `buffer` (a load, a store, a view's source or a call argument).
+static bool usesBuffer(const Stmt &body, const Buffer &buffer) {
+  struct Finder : IRVisitor {
+    const Buffer &buffer;
+    bool found = false;
+    explicit Finder(const Buffer &b) : buffer(b) {}
+    void visit(const BufferLoad *op) override {
+      found |= op->buffer == buffer;
+      IRVisitor::visit(op);
+    }
+    void visit(const BufferStore *op) override {
+      found |= op->buffer == buffer;
+      IRVisitor::visit(op);
+    }
+    void visit(const BufferView *op) override {
+      found |= op->source == buffer;
+      IRVisitor::visit(op);
+    }
+    void visit(const FuncCall *op) override {
+      for (const auto &arg : op->args)
+        if (const auto *b = std::get_if<Buffer>(&arg))
+          found |= *b == buffer;
+      IRVisitor::visit(op);
+    }
+  } finder(buffer);
+  finder.visitStmt(body);
+  return finder.found;
+}
+
 void FunctionEmitter::graphStmt(const Stmt &s) {
   if (const auto *op = s.as<BufferView>()) {
     std::string type = storageType(op->buffer.dtype()), source = names_(op->source);
     std::string offset = isConstInt(op->byteOffset, 0) ? "" : " + " + expr(op->byteOffset);
-    line(type + " *" + names_(op->buffer) + " = reinterpret_cast<" + type +
+    // A view of a result computed in place may be unused (-Wunused-variable).
+    std::string unused = usesBuffer(op->body, op->buffer) ? "" : "[[maybe_unused]] ";
+    line(unused + type + " *" + names_(op->buffer) + " = reinterpret_cast<" + type +
          " *>(const_cast<char *>(reinterpret_cast<const char *>(" + source + "))" + offset + ");");
     stmt(op->body, false);
     return;
