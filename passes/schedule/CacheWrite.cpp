@@ -6,10 +6,40 @@
 
 #include "ir/IRMutator.h"
 #include "passes/schedule/BufferUtils.h"
+#include "passes/schedule/Regions.h"
+
+#include <algorithm>
+#include <optional>
 
 namespace tdsl::schedule {
 
 using namespace ir;
+
+namespace {
+
+/// Whether every run of `s` stores to `buffer`: a store, a sequence with one such item, an `if`
+/// whose two branches both do, a `let` whose body does, a loop of constant positive extent whose
+/// body does.
+bool alwaysWrites(const Stmt &s, const Buffer &buffer) {
+  if (!s.defined())
+    return false;
+  if (const auto *st = s.as<BufferStore>())
+    return st->buffer == buffer;
+  if (const auto *seq = s.as<SeqStmt>())
+    return std::any_of(seq->seq.begin(), seq->seq.end(),
+                       [&](const Stmt &x) { return alwaysWrites(x, buffer); });
+  if (const auto *c = s.as<IfThenElse>())
+    return alwaysWrites(c->thenCase, buffer) && alwaysWrites(c->elseCase, buffer);
+  if (const auto *l = s.as<LetStmt>())
+    return alwaysWrites(l->body, buffer);
+  if (const auto *f = s.as<For>()) {
+    std::optional<int64_t> n = asConstInt(f->extent);
+    return n && *n > 0 && alwaysWrites(f->body, buffer);
+  }
+  return false;
+}
+
+} // namespace
 
 /// cache_write(B, B, "local") (TVM's cache_write): a new buffer B_local in the scope that
 /// block B writes (and reads, for a reduction) instead of B, and a block B_local copying the
@@ -30,7 +60,9 @@ using namespace ir;
 ///   for i in 0..128 { … block C(…) { C[vi, vj] = B[vi, vj] + 1.0; } … }
 ///
 /// Refused when B does not write the buffer, or another block writes it too (the copy back
-/// would overwrite or miss that block's values).
+/// would overwrite or miss that block's values), or B does not write every element of its
+/// region (a `where` other than bounds of its axes, an `if` with a store in one branch only:
+/// the copy back would write elements B never computed).
 std::string cacheWrite(ScheduleState &s, const std::string &blockName, const Buffer &buffer,
                        MemScope scope) {
   requireNoNestedBlocks(s, "cache_write");
@@ -43,6 +75,20 @@ std::string cacheWrite(ScheduleState &s, const std::string &blockName, const Buf
                               blockName + "' and '" + other->name + "'",
                           other->loc,
                           "block '" + other->name + "' also writes '" + buffer.name() + "'");
+
+  // The copy back writes every element of the region, so the block must compute all of them:
+  // no `where` but the bounds of its axes, and a store of the buffer on every path of its body.
+  const std::string partial = "so the copy back would write elements of '" + buffer.name() +
+                              "' that block '" + blockName + "' does not compute";
+  if (!predicateInAxes(s, block, partial).empty())
+    throw ScheduleError("block '" + blockName + "' has a 'where' condition other than bounds of " +
+                            "its axes, " + partial,
+                        block->loc, "block '" + blockName + "' is here");
+  if (!alwaysWrites(block->body, buffer))
+    throw ScheduleError(
+        "block '" + blockName + "' does not write '" + buffer.name() +
+            "' on every path of its body (an 'if' without a store in each branch), " + partial,
+        block->loc, "block '" + blockName + "' is here");
 
   // Step 2: where the copy back goes, and what it copies.
   const Block *consumer = nullptr;
