@@ -105,13 +105,23 @@ const std::string &declaredName(const Item &item) {
     return g->name.name;
   if (auto *e = item.as<ExternDecl>())
     return e->name.name;
+  if (auto *c = item.as<ConstDecl>())
+    return c->name.name;
   return empty;
 }
 
 const Item *Module::findCallable(const std::string &name) const {
   for (const ItemPtr &item : items)
-    if (!declaredName(*item).empty() && declaredName(*item) == name)
+    if (item->kind != ItemKind::Const && !declaredName(*item).empty() &&
+        declaredName(*item) == name)
       return item.get();
+  return nullptr;
+}
+
+const ConstDecl *Module::findConst(const std::string &name) const {
+  for (const ItemPtr &item : items)
+    if (const auto *c = item->as<ConstDecl>(); c && c->name.name == name)
+      return c;
   return nullptr;
 }
 

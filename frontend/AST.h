@@ -336,7 +336,7 @@ struct SchedParam : Node {
 // Items and modules
 // ------------------------------------------------------------------------------------------
 
-enum class ItemKind { Import, Func, Graph, Extern, Schedule };
+enum class ItemKind { Import, Const, Func, Graph, Extern, Schedule };
 
 struct Item : Node {
   explicit Item(ItemKind k) : kind(k) {}
@@ -359,6 +359,20 @@ struct ImportDecl : Item {
   SourceRange pathRange;
   std::string prefix;               // the file's stem: `nn`, `helpers`
   const Module *resolved = nullptr; // set by the module loader
+};
+
+/// `const NAME: TYPE = load("FILE.npy");` (spec §8), or `= hex("…")`: the bytes themselves,
+/// the form --emit=ir prints for a constant made by constant folding.
+struct ConstDecl : Item {
+  static constexpr ItemKind kKind = ItemKind::Const;
+  ConstDecl() : Item(kKind) {}
+  enum class Source { Load, Hex };
+  Ident name;
+  Type type;
+  Source source = Source::Load;
+  std::string text; // the path as written (unescaped), or the hex digits
+  SourceRange textRange;
+  std::string resolvedPath; // Load: the file found (set by the module loader), else empty
 };
 
 struct FuncDecl : Item {
@@ -413,9 +427,11 @@ struct Module {
   std::vector<const ImportDecl *> imports() const;
   /// The func, graph or extern named `name` declared in this module, or null.
   const Item *findCallable(const std::string &name) const;
+  /// The constant named `name` declared in this module, or null.
+  const ConstDecl *findConst(const std::string &name) const;
 };
 
-/// The name a callable item declares (empty for imports and schedules).
+/// The name an item declares: a callable's or a constant's (empty for imports and schedules).
 const std::string &declaredName(const Item &item);
 
 } // namespace tdsl::ast

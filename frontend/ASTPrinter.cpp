@@ -69,6 +69,8 @@ const char *itemKindName(const ast::Item *item) {
     return "graph";
   case ast::ItemKind::Extern:
     return "extern";
+  case ast::ItemKind::Const:
+    return "const";
   default:
     return "item";
   }
@@ -111,6 +113,14 @@ private:
     if (auto *i = item.as<ast::ImportDecl>()) {
       line(d) << "Import " << quoted(i->path) << " as " << (i->prefix.empty() ? "?" : i->prefix)
               << loc(*i) << "\n";
+    } else if (auto *c = item.as<ast::ConstDecl>()) {
+      line(d) << "Const " << c->name.name << ": " << typeToString(c->type) << " = ";
+      if (c->source == ast::ConstDecl::Source::Load)
+        os_ << "load(" << quoted(c->text) << ")"
+            << (c->resolvedPath.empty() ? "" : " [" + c->resolvedPath + "]");
+      else
+        os_ << "hex(" << c->text.size() / 2 << " bytes)";
+      os_ << loc(*c) << "\n";
     } else if (auto *f = item.as<ast::FuncDecl>()) {
       line(d) << "Func " << f->name.name << loc(*f) << "\n";
       generics(f->generics, d + 1);

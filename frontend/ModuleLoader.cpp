@@ -77,6 +77,7 @@ ast::Module *ModuleLoader::load(const std::string &displayPath, const std::strin
   owned_.push_back(std::move(module));
   order_.push_back(m);
   byKey_[key] = m;
+  findConstFiles(*m);
   stack_.push_back(key);
   stackDisplay_.push_back(displayPath);
   loadImports(*m);
@@ -167,10 +168,46 @@ void ModuleLoader::loadImports(ast::Module &m) {
   }
 }
 
+void ModuleLoader::findConstFiles(ast::Module &m) {
+  for (ast::ItemPtr &item : m.items) {
+    auto *c = item->as<ast::ConstDecl>();
+    if (!c || c->source != ast::ConstDecl::Source::Load || c->text.empty())
+      continue;
+    fs::path request(c->text);
+    std::vector<fs::path> candidates;
+    if (request.is_absolute()) {
+      candidates.push_back(request);
+    } else {
+      candidates.push_back(fs::path(m.path).parent_path() / request);
+      for (const std::string &dir : opts_.includeDirs)
+        candidates.push_back(fs::path(dir) / request);
+    }
+    for (const fs::path &p : candidates) {
+      if (!isFile(p))
+        continue;
+      // Absolute, so that the IR printed with it (--emit=ir) reads the same file from anywhere.
+      std::error_code ec;
+      fs::path abs = fs::absolute(p, ec);
+      c->resolvedPath = (ec ? p : abs).lexically_normal().string();
+      break;
+    }
+    if (c->resolvedPath.empty()) {
+      diags_.error(c->textRange, "constant file '" + c->text + "' not found" +
+                                     (request.is_absolute()
+                                          ? std::string()
+                                          : " relative to the declaring file or in -I folders"));
+      continue;
+    }
+    if (std::find(constFiles_.begin(), constFiles_.end(), c->resolvedPath) == constFiles_.end())
+      constFiles_.push_back(c->resolvedPath);
+  }
+}
+
 std::vector<std::string> ModuleLoader::dependencies() const {
   std::vector<std::string> out;
   for (const ast::Module *m : order_)
     out.push_back(m->path);
+  out.insert(out.end(), constFiles_.begin(), constFiles_.end());
   return out;
 }
 
@@ -188,6 +225,8 @@ const char *itemKindName(const ast::Item &item) {
     return "graph";
   case ast::ItemKind::Extern:
     return "extern func";
+  case ast::ItemKind::Const:
+    return "constant";
   default:
     return "item";
   }
@@ -200,6 +239,8 @@ SourceRange nameRange(const ast::Item &item) {
     return g->name.range;
   if (auto *e = item.as<ast::ExternDecl>())
     return e->name.range;
+  if (auto *c = item.as<ast::ConstDecl>())
+    return c->name.range;
   return item.range;
 }
 
@@ -209,6 +250,11 @@ const ast::Item *lookup(const ast::Module &m, const ast::QualifiedName &name,
   if (name.parts.size() == 1) {
     if (const ast::Item *item = m.findCallable(name.parts[0]))
       return item;
+    if (const ast::ConstDecl *c = m.findConst(name.parts[0])) {
+      diags.error(name.range, "'" + name.str() + "' is a constant, not a " + what)
+          .note(c->name.range, "constant declared here");
+      return nullptr;
+    }
     diags.error(name.range, std::string("unknown ") + what + " '" + name.str() + "'");
     return nullptr;
   }

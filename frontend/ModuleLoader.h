@@ -40,13 +40,17 @@ public:
 
   /// Every module loaded, the main one first.
   const std::vector<ast::Module *> &modules() const { return order_; }
-  /// Paths of every file read, the main file first (what a -MD dependency file lists).
+  /// Paths of every file read, the main file first, then the constants' .npy files (what a
+  /// -MD dependency file lists).
   std::vector<std::string> dependencies() const;
 
 private:
   ast::Module *load(const std::string &displayPath, const std::string &key, const std::string *text,
                     const ast::ImportDecl *from);
   void loadImports(ast::Module &m);
+  /// Finds the file of each `const … = load("FILE")` of `m` (relative to `m`, then the -I
+  /// folders) and records it in the declaration; a file not found is an error at the string.
+  void findConstFiles(ast::Module &m);
   std::string findImport(const ast::Module &importer, const ast::ImportDecl &imp, std::string &key);
 
   SourceManager &sm_;
@@ -57,6 +61,7 @@ private:
   std::map<std::string, ast::Module *> byKey_; // canonical path → module
   std::vector<std::string> stack_;             // canonical paths being loaded (cycle check)
   std::vector<std::string> stackDisplay_;
+  std::vector<std::string> constFiles_; // the constants' files, in load order, once each
 };
 
 /// Resolves the module-level names of every loaded module: graph callees (`nn.linear`,

@@ -89,6 +89,8 @@ const char *ruleNoun(antlr4::ParserRuleContext *ctx) {
     return "statement";
   case P::RuleExternDecl:
     return "extern declaration";
+  case P::RuleConstDecl:
+    return "constant declaration";
   case P::RuleGraphStmt:
     return "statement";
   case P::RuleSchedStmt:
@@ -561,6 +563,8 @@ public:
     for (P::ItemContext *item : ctx->item()) {
       if (auto *c = item->importDecl())
         m->items.push_back(import(c));
+      else if (auto *c = item->constDecl())
+        m->items.push_back(constDecl(c));
       else if (auto *c = item->funcDecl())
         m->items.push_back(func(c));
       else if (auto *c = item->graphDecl())
@@ -678,6 +682,24 @@ private:
     for (P::FuncBodyItemContext *item : c->funcBodyItem())
       f->body.push_back(bodyItem(item));
     return f;
+  }
+
+  ast::ItemPtr constDecl(P::ConstDeclContext *c) {
+    auto d = std::make_unique<ast::ConstDecl>();
+    d->range = range(c);
+    d->name = ident(c->ID(0));
+    d->type = type(c->type());
+    d->text = unescape(c->STRING());
+    d->textRange = range(c->STRING());
+    ast::Ident loader = ident(c->ID(1));
+    if (loader.name == "hex")
+      d->source = ast::ConstDecl::Source::Hex;
+    else if (loader.name != "load")
+      diags_.error(loader.range, "unknown constant initializer '" + loader.name +
+                                     "'; expected load(\"FILE.npy\")");
+    else if (d->text.empty())
+      diags_.error(d->textRange, "empty constant file path");
+    return d;
   }
 
   ast::ItemPtr externDecl(P::ExternDeclContext *c) {

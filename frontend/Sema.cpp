@@ -203,9 +203,25 @@ Expr ExprChecker::checkImpl(const ast::Expr &e, std::optional<DType> expected) {
   return {};
 }
 
+bool Scopes::reportConstantUse(const std::string &name, SourceRange at,
+                               DiagnosticEngine &diags) const {
+  if (!moduleConstants)
+    return false;
+  auto it = moduleConstants->find(name);
+  if (it == moduleConstants->end())
+    return false;
+  diags
+      .error(at, "graph constant '" + name +
+                     "' cannot be used in a func; pass it to the func as a tensor parameter")
+      .note(it->second.range, "constant declared here");
+  return true;
+}
+
 Expr ExprChecker::name(const ast::NameExpr &n) {
   const Symbol *sym = scopes.lookup(n.name);
   if (!sym) {
+    if (scopes.reportConstantUse(n.name, n.range, diags))
+      return {};
     if (parseDType(n.name))
       error(n, "dtype '" + n.name + "' used as a value; a cast is written " + n.name + "(x)");
     else
@@ -256,7 +272,8 @@ Expr ExprChecker::index(const ast::Expr &e) {
 Expr ExprChecker::load(const ast::LoadExpr &l) {
   const Symbol *sym = scopes.lookup(l.buffer.name);
   if (!sym) {
-    error(l.buffer, "use of undeclared buffer '" + l.buffer.name + "'");
+    if (!scopes.reportConstantUse(l.buffer.name, l.buffer.range, diags))
+      error(l.buffer, "use of undeclared buffer '" + l.buffer.name + "'");
     return {};
   }
   if (sym->kind == SymbolKind::Invalid)
@@ -732,8 +749,11 @@ void reduceAxesIn(const ast::Expr &e, const Scopes &scopes,
 
 class FuncBuilder {
 public:
-  FuncBuilder(const ast::FuncDecl &f, std::string name, DiagnosticEngine &diags)
-      : f_(f), name_(std::move(name)), diags_(diags) {}
+  FuncBuilder(const ast::FuncDecl &f, std::string name, DiagnosticEngine &diags,
+              const ConstTable *constants)
+      : f_(f), name_(std::move(name)), diags_(diags) {
+    scopes_.moduleConstants = constants;
+  }
 
   Func build() {
     SignatureChecker sig{scopes_, diags_};
@@ -1201,7 +1221,8 @@ private:
   Stmt store(const ast::StoreStmt &st, Writes &written, bool &ok) {
     const Symbol *sym = scopes_.lookup(st.buffer.name);
     if (!sym) {
-      diags_.error(st.buffer.range, "use of undeclared buffer '" + st.buffer.name + "'");
+      if (!scopes_.reportConstantUse(st.buffer.name, st.buffer.range, diags_))
+        diags_.error(st.buffer.range, "use of undeclared buffer '" + st.buffer.name + "'");
       ok = false;
       return {};
     }
@@ -1299,9 +1320,10 @@ private:
 
 } // namespace
 
-Func buildFunc(const ast::FuncDecl &f, const std::string &name, DiagnosticEngine &diags) {
+Func buildFunc(const ast::FuncDecl &f, const std::string &name, DiagnosticEngine &diags,
+               const ConstTable *constants) {
   unsigned before = diags.errorCount();
-  Func fn = FuncBuilder(f, name, diags).build();
+  Func fn = FuncBuilder(f, name, diags, constants).build();
   if (diags.errorCount() != before)
     return {};
   return fn;
@@ -1323,10 +1345,12 @@ std::optional<ir::Module> buildIR(const std::vector<ast::Module *> &modules,
   for (size_t m = modules.size(); m-- > 0;) {
     const ast::Module &mod = *modules[m];
     std::string prefix = m == 0 ? "" : mod.name + ".";
+    // Graph constants (spec §8): visible to the graphs of their module.
+    sema::ConstTable constants = sema::buildConstants(mod, prefix, out, diags);
     for (const ast::ItemPtr &item : mod.items) {
       ir::Func fn;
       if (auto *f = item->as<ast::FuncDecl>())
-        fn = sema::buildFunc(*f, prefix + f->name.name, diags);
+        fn = sema::buildFunc(*f, prefix + f->name.name, diags, &constants);
       else if (auto *e = item->as<ast::ExternDecl>())
         fn = sema::buildExtern(*e, prefix + e->name.name, diags);
       else
@@ -1340,7 +1364,7 @@ std::optional<ir::Module> buildIR(const std::vector<ast::Module *> &modules,
       auto *g = item->as<ast::GraphDecl>();
       if (!g)
         continue;
-      ir::Func fn = sema::buildGraph(*g, prefix + g->name.name, table, diags);
+      ir::Func fn = sema::buildGraph(*g, prefix + g->name.name, table, diags, &constants);
       if (!fn.defined() || out.lookup(fn.name()).defined())
         continue;
       table[item.get()] = fn;

@@ -145,8 +145,14 @@ struct Value {
 class GraphBuilder {
 public:
   GraphBuilder(const ast::GraphDecl &g, std::string name, const FuncTable &funcs,
-               DiagnosticEngine &diags)
-      : g_(g), name_(std::move(name)), funcs_(funcs), diags_(diags) {}
+               DiagnosticEngine &diags, const ConstTable *constants)
+      : g_(g), name_(std::move(name)), funcs_(funcs), diags_(diags) {
+    // Graph constants are values of every graph of their module; a parameter or a bound value
+    // of the same name hides one from its definition on.
+    if (constants)
+      for (const auto &[name, c] : *constants)
+        constants_[name] = Value{c.buffer, Var(), c.range, false};
+  }
 
   Func build() {
     SignatureChecker sig{scopes_, diags_};
@@ -224,6 +230,12 @@ private:
           auto it = values_.find(id.name);
           if (it == values_.end() && invalid_.count(id.name))
             continue;
+          if (it == values_.end() && constants_.count(id.name)) {
+            diags_.error(id.range, "'output' of graph constant '" + id.name +
+                                       "'; constants are visible everywhere without it");
+            failed_ = true;
+            continue;
+          }
           if (it == values_.end() || !it->second.dataflowLocal) {
             diags_.error(id.range, it == values_.end()
                                        ? "'output' of undefined value '" + id.name + "'"
@@ -283,6 +295,8 @@ private:
     auto it = values_.find(id.name);
     if (it != values_.end())
       return &it->second;
+    if (auto c = constants_.find(id.name); c != constants_.end())
+      return &c->second;
     failed_ = true;
     if (invalid_.count(id.name))
       return nullptr;
@@ -637,6 +651,7 @@ private:
   DiagnosticEngine &diags_;
   Scopes scopes_;
   std::map<std::string, Value> values_;
+  std::map<std::string, Value> constants_; // the module's graph constants
   std::map<std::string, SourceRange> hidden_;
   std::set<std::string> invalid_; // names whose definition had errors
   std::vector<std::pair<DType, std::vector<Expr>>> resultTypes_;
@@ -688,9 +703,9 @@ Func buildExtern(const ast::ExternDecl &e, const std::string &name, DiagnosticEn
 }
 
 Func buildGraph(const ast::GraphDecl &g, const std::string &name, const FuncTable &funcs,
-                DiagnosticEngine &diags) {
+                DiagnosticEngine &diags, const ConstTable *constants) {
   unsigned before = diags.errorCount();
-  Func f = GraphBuilder(g, name, funcs, diags).build();
+  Func f = GraphBuilder(g, name, funcs, diags, constants).build();
   return diags.errorCount() == before ? f : Func();
 }
 

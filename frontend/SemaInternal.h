@@ -33,6 +33,13 @@ struct Symbol {
   ir::IterKind axisKind = ir::IterKind::Spatial;
 };
 
+/// A graph constant as the graphs of its module see it (by its unqualified name).
+struct ModuleConstant {
+  ir::Buffer buffer;
+  SourceRange range; // the declaration's name
+};
+using ConstTable = std::map<std::string, ModuleConstant>;
+
 /// Nested lexical scopes; buffers and scalars share one name space (block names do not).
 class Scopes {
 public:
@@ -42,6 +49,10 @@ public:
   const Symbol *lookup(const std::string &name) const;
   /// Declares `name` in the innermost scope; a redefinition there is an error with a note.
   bool declare(const std::string &name, Symbol sym, DiagnosticEngine &diags);
+  /// The module's graph constants, for the error of a func body that names one (null: none).
+  const ConstTable *moduleConstants = nullptr;
+  /// Reports `name`, used at `at` in a func body, if it is a graph constant; returns whether.
+  bool reportConstantUse(const std::string &name, SourceRange at, DiagnosticEngine &diags) const;
 
 private:
   std::vector<std::map<std::string, Symbol>> stack_;
@@ -132,10 +143,16 @@ bool checkElementCount(ir::DType t, const std::vector<ir::Expr> &shape, SourceRa
 /// Callables built so far, by their AST item (graph calls resolve through this).
 using FuncTable = std::map<const ast::Item *, ir::Func>;
 
-ir::Func buildFunc(const ast::FuncDecl &f, const std::string &name, DiagnosticEngine &diags);
+/// The graph constants of module `m` (spec §8), checked against their files, added to `out`
+/// under `prefix` + their name; returned by their unqualified name.
+ConstTable buildConstants(const ast::Module &m, const std::string &prefix, ir::Module &out,
+                          DiagnosticEngine &diags);
+
+ir::Func buildFunc(const ast::FuncDecl &f, const std::string &name, DiagnosticEngine &diags,
+                   const ConstTable *constants = nullptr);
 ir::Func buildExtern(const ast::ExternDecl &e, const std::string &name, DiagnosticEngine &diags);
 ir::Func buildGraph(const ast::GraphDecl &g, const std::string &name, const FuncTable &funcs,
-                    DiagnosticEngine &diags);
+                    DiagnosticEngine &diags, const ConstTable *constants = nullptr);
 
 /// Rules 6 and 7 of spec §5 on the built IR: provably out-of-bounds accesses (constant shapes,
 /// guards from `where`, `if` and `select` counted), alloc buffers read before any block writes

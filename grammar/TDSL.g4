@@ -12,6 +12,7 @@ module : item* EOF ;
 
 item
   : importDecl
+  | constDecl
   | funcDecl
   | graphDecl
   | externDecl
@@ -19,6 +20,10 @@ item
   ;
 
 importDecl : IMPORT STRING ';' ;
+
+// `const w: f32[128, 784] = load("w.npy");` (spec §8). The loader's name is an identifier here:
+// `load` in source, `hex` in the IR that --emit=ir prints for folded constants.
+constDecl : CONST ID ':' type '=' ID '(' STRING ')' ';' ;
 
 qualifiedName : ID ('.' ID)* ;
 
@@ -184,6 +189,7 @@ GRAPH    : 'graph' ;
 EXTERN   : 'extern' ;
 PURE     : 'pure' ;
 SCHEDULE : 'schedule' ;
+CONST    : 'const' ;
 FOR      : 'for' ;
 IN       : 'in' ;
 BLOCK    : 'block' ;

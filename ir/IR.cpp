@@ -520,6 +520,30 @@ void Module::replace(Func func) {
   funcs_[it->second] = std::move(func);
 }
 
+int64_t Constant::numElements() const {
+  int64_t n = 1;
+  for (const Expr &d : buffer.shape()) {
+    const auto *imm = d.as<IntImm>();
+    TDSL_IR_CHECK(imm, "a constant with a symbolic shape");
+    n *= imm->value;
+  }
+  return n;
+}
+
+const Constant *Module::lookupConstant(std::string_view name) const {
+  for (const Constant &c : constants)
+    if (c.name == name)
+      return &c;
+  return nullptr;
+}
+
+const Constant *Module::constantOf(const Buffer &buffer) const {
+  for (const Constant &c : constants)
+    if (c.buffer == buffer)
+      return &c;
+  return nullptr;
+}
+
 Func Module::lookup(std::string_view name) const {
   auto it = index_.find(std::string(name));
   if (it == index_.end())

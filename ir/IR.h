@@ -39,6 +39,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -259,8 +260,9 @@ enum class MemScope : uint8_t { Global, Shared, Local };
 const char *scopeName(MemScope scope);
 std::optional<MemScope> parseScope(std::string_view text);
 
-/// How a buffer enters its function.
-enum class BufferRole : uint8_t { Input, Output, Alloc };
+/// How a buffer enters its function. Constant: a graph constant of the module (Module::constants),
+/// read-only, with a static shape; graphs use it as a value like an input.
+enum class BufferRole : uint8_t { Input, Output, Alloc, Constant };
 
 /// storage_align for one dimension: the stride of that dimension is padded to
 /// `k * factor + offset` elements. factor == 0 means no alignment for that dimension.
@@ -684,10 +686,36 @@ struct ExternFunc final : FuncNodeOf<FuncKind::ExternFunc> {
                    SourceLoc loc = {});
 };
 
-/// An ordered list of functions with lookup by name, and the module's own `import` lines.
+/// A graph constant (spec §8): `const w: f32[4, 8] = load("w.npy");`, or a value made by
+/// constant folding. Its data is read at compile time and embedded in compiled code.
+struct Constant {
+  /// The module-level name: `w` for the main module's, `nn.w` for an imported module's.
+  std::string name;
+  /// The graph value: role Constant, a static shape, named after the constant (unqualified).
+  Buffer buffer;
+  /// The bytes in the storage of spec §10 (row-major, host byte order), shared between copies.
+  std::shared_ptr<const std::vector<uint8_t>> data;
+  /// The absolute path of the .npy file it was loaded from; empty for a folded constant (whose
+  /// data --emit=ir prints as `hex("…")`).
+  std::string path;
+  SourceLoc loc;
+
+  /// The number of elements of its static shape.
+  int64_t numElements() const;
+};
+
+/// An ordered list of functions with lookup by name, the module's own `import` lines and its
+/// graph constants.
 class Module {
 public:
   std::vector<std::string> imports;
+  /// The graph constants, in declaration order (imported modules' first, then the module's own,
+  /// then those constant folding made).
+  std::vector<Constant> constants;
+  /// The constant named `name`, or null.
+  const Constant *lookupConstant(std::string_view name) const;
+  /// The constant whose graph value is `buffer`, or null.
+  const Constant *constantOf(const Buffer &buffer) const;
 
   /// Appends `func`; its name must not be taken yet.
   void add(Func func);

@@ -39,7 +39,7 @@ namespace {
 bool isReservedName(std::string_view name) {
   static const std::unordered_set<std::string_view> kReserved = {
       // Keywords (spec §2).
-      "import", "func", "graph", "extern", "pure", "schedule", "for", "in", "block", "spatial",
+      "import", "const", "func", "graph", "extern", "pure", "schedule", "for", "in", "block", "spatial",
       "reduce", "init", "alloc", "scope", "if", "else", "let", "dataflow", "output", "return",
       "call", "where", "true", "false", "inf",
       // Dtype names, which would read as casts or as min_value's argument.
@@ -222,6 +222,7 @@ public:
   void printStmt(const Stmt &s);
   void printFunc(const Func &func);
   void printModule(const Module &module);
+  void printConstant(const Constant &constant);
 
 private:
   std::ostream *os_; ///< Redirected while exprText() and friends capture text.
@@ -729,6 +730,32 @@ void Printer::printBinding(const GraphBinding &binding) {
 }
 
 void Printer::printGraphFunc(const GraphFunc *op) {
+  // The module's constants a graph uses print as their names: they are defined first, so that a
+  // local value of the same name takes a suffix instead.
+  auto defineConstant = [&](const Buffer &b) {
+    if (b.defined() && b.role() == BufferRole::Constant)
+      name(b);
+  };
+  auto defineConstants = [&](const GraphBinding &binding) {
+    if (const auto *reshape = std::get_if<ReshapeBinding>(&binding)) {
+      defineConstant(reshape->source);
+      return;
+    }
+    for (const GraphArg &a : std::get<CallBinding>(binding).args)
+      if (const auto *b = std::get_if<Buffer>(&a))
+        defineConstant(*b);
+  };
+  for (const GraphItem &item : op->body) {
+    if (const auto *dataflow = std::get_if<DataflowBlock>(&item))
+      for (const GraphBinding &binding : dataflow->bindings)
+        defineConstants(binding);
+    else if (const auto *call = std::get_if<CallBinding>(&item))
+      defineConstants(*call);
+    else
+      defineConstants(std::get<ReshapeBinding>(item));
+  }
+  for (const Buffer &r : op->results)
+    defineConstant(r);
   for (const Var &var : op->constVars)
     define(var);
   for (const Var &var : op->shapeVars)
@@ -828,10 +855,30 @@ void Printer::printFunc(const Func &func) {
   }
 }
 
+void Printer::printConstant(const Constant &constant) {
+  *os_ << "const " << constant.name << ": ";
+  printType(constant.buffer);
+  if (!constant.path.empty()) {
+    *os_ << " = load(" << quote(constant.path) << ");\n";
+    return;
+  }
+  static const char digits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(constant.data ? constant.data->size() * 2 : 0);
+  if (constant.data)
+    for (uint8_t byte : *constant.data) {
+      hex += digits[byte >> 4];
+      hex += digits[byte & 15];
+    }
+  *os_ << " = hex(\"" << hex << "\");\n";
+}
+
 void Printer::printModule(const Module &module) {
   for (const std::string &import : module.imports)
     *os_ << "import " << quote(import) << ";\n";
-  bool first = module.imports.empty();
+  for (const Constant &constant : module.constants)
+    printConstant(constant);
+  bool first = module.imports.empty() && module.constants.empty();
   for (const Func &func : module.functions()) {
     if (!first)
       *os_ << '\n';
@@ -857,6 +904,12 @@ std::string toString(const Stmt &stmt) {
 std::string toString(const Func &func) {
   std::ostringstream os;
   os << func;
+  return os.str();
+}
+
+std::string toString(const Constant &constant) {
+  std::ostringstream os;
+  Printer(os).printConstant(constant);
   return os.str();
 }
 

@@ -44,7 +44,10 @@ std::string toString(const Expr &expr);
 /// Statements at indentation 0, one per line (each line ends with '\n').
 std::string toString(const Stmt &stmt);
 std::string toString(const Func &func);
-/// Imports, then each function, separated by blank lines.
+/// `const NAME: TYPE = load("/absolute/path.npy");\n`, or `= hex("…");` (the bytes, two
+/// lower-case hex digits each, in storage order) for a constant without a file (folded).
+std::string toString(const Constant &constant);
+/// Imports, constants, then each function, separated by blank lines.
 std::string toString(const Module &module);
 
 std::ostream &operator<<(std::ostream &os, const Expr &expr);

@@ -33,6 +33,14 @@ struct LoweredFunc {
   bool isGraph() const { return source.as<GraphFunc>() != nullptr; }
 };
 
+/// A graph constant that lowered graphs read: the module's constant and the flat (rank-1,
+/// role Constant) buffer the lowered functions name for it. Backends embed its data read-only,
+/// 64-byte aligned, and bind that buffer to it.
+struct LoweredConstant {
+  Constant source;
+  Buffer flat;
+};
+
 struct LoweredModule {
   /// The scheduled module (what `--emit=ir` prints; the externs graphs call).
   Module module;
@@ -42,6 +50,8 @@ struct LoweredModule {
   std::vector<LoweredFunc> funcs;
   /// The ExternFuncs of `module`, in module order.
   std::vector<Func> externs;
+  /// The graph constants the lowered graphs read, in module order.
+  std::vector<LoweredConstant> constants;
   /// The callees of the FuncCalls in the lowered functions (emitted functions and externs),
   /// each once, in order of first call: what a backend declares and a JIT must resolve.
   std::vector<std::string> calledFunctions;

@@ -54,6 +54,7 @@ void dropUncalled(ir::Module &m, const std::vector<graph::DerivedFunc> &instance
       derived.push_back(f);
   ir::Module kept;
   kept.imports = m.imports;
+  kept.constants = m.constants;
   bool placed = false;
   for (const ir::Func &f : m.functions()) {
     if (made.count(f.name()))
@@ -104,6 +105,7 @@ struct Pipeline::Run {
   bool sema();
   bool instantiateFuncs();
   bool foldConstants();
+  bool foldCalls();
   bool instantiateCallees();
   bool eliminateDeadCalls();
   bool fuse();
@@ -196,6 +198,7 @@ const std::vector<Step> &scheduleSteps() {
       {"sema", &R::sema, always, Step::Module},
       {nullptr, &R::instantiateFuncs, always, Step::Own},
       {"graph.fold-constants", &R::foldConstants, withGraphPasses, Step::Module},
+      {"graph.fold-calls", &R::foldCalls, withGraphPasses, Step::Module},
       {"graph.instantiate", &R::instantiateCallees, withGraphPasses, Step::Module},
       {"graph.dce", &R::eliminateDeadCalls, withGraphPasses, Step::Module},
       {"graph.fuse", &R::fuse, withGraphPasses, Step::Module},
@@ -295,6 +298,15 @@ bool Pipeline::Run::instantiateFuncs() {
 bool Pipeline::Run::foldConstants() {
   graph::foldConstants(module);
   return true;
+}
+
+bool Pipeline::Run::foldCalls() {
+  graph::foldConstantCalls(module, frontend->evaluateCall,
+                           [this](const SourceLoc &at, const std::string &message) {
+                             diags.warning(SourceRange(at), message);
+                           });
+  diags.flush();
+  return !diags.hasErrors();
 }
 
 bool Pipeline::Run::instantiateCallees() {
@@ -457,12 +469,21 @@ bool Pipeline::Run::lowerFuncs() {
 }
 
 bool Pipeline::Run::lowerGraphs() {
+  // Graph constants: one flat buffer each, shared by the lowered graphs; those they read are
+  // handed to the backends (which embed them).
+  std::map<const ir::BufferNode *, ir::Buffer> flat = lower::flatConstants(module);
+  std::set<const ir::BufferNode *> used;
   for (ir::LoweredFunc &f : lowered.funcs)
     if (f.isGraph()) {
       printBefore("lower.graph", f.source);
-      f.lowered = lower::lowerGraph(f.source, module);
+      f.lowered = lower::lowerGraph(f.source, module, flat);
+      for (const ir::Buffer &c : lower::constantsUsed(*f.source.as<ir::GraphFunc>()))
+        used.insert(c.get());
       printAfter("lower.graph", f.lowered);
     }
+  for (const ir::Constant &c : module.constants)
+    if (used.count(c.buffer.get()))
+      lowered.constants.push_back({c, flat.at(c.buffer.get())});
   return true;
 }
 
@@ -550,6 +571,11 @@ void printOwnItems(const ir::Module &m, std::ostream &os, const std::string &onl
   for (const std::string &imp : m.imports)
     os << "import \"" << imp << "\";\n";
   bool first = m.imports.empty();
+  for (const ir::Constant &c : m.constants)
+    if (isOwn(c.name)) {
+      os << ir::toString(c);
+      first = false;
+    }
   for (const ir::Func &f : m.functions()) {
     if (!isOwn(f.name()))
       continue;

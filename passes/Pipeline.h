@@ -6,6 +6,7 @@
 //   sema                  the checked IR, as the frontend built it (the pipeline's input)
 //   instantiate           generic funcs given all their constants by -D become their instances
 //   graph.fold-constants  the graph passes before schedules (passes/graph/Graph.h)
+//   graph.fold-calls
 //   graph.instantiate
 //   graph.dce
 //   graph.fuse
@@ -48,6 +49,11 @@ struct FrontendHooks {
   std::function<std::vector<ir::ScheduleScript>(
       const std::function<bool(const std::string &)> &takesDefines, std::set<std::string> &used)>
       buildSchedules;
+  /// graph.fold-calls: runs a call on graph constants at compile time (the tools give the
+  /// reference interpreter). Unset: nothing is folded.
+  std::function<std::optional<std::vector<std::vector<uint8_t>>>(
+      const ir::Module &module, const ir::CallBinding &call, std::string &error)>
+      evaluateCall;
 };
 
 /// The checks of a target, run while its functions are lowered (the tools give the CUDA

@@ -396,8 +396,21 @@ ffi_type *ffiScalar(const Scalar &value, FfiSlot &slot) {
 struct Interpreter::Impl {
   const Module &module;
   std::vector<std::pair<std::string, void *>> libraries;
+  /// The module's graph constants (spec §8), by their graph value; graphs read them.
+  std::deque<Tensor> constants;
+  std::unordered_map<const BufferNode *, Tensor *> constantOf;
 
-  explicit Impl(const Module &module) : module(module) {}
+  explicit Impl(const Module &module) : module(module) {
+    for (const Constant &c : module.constants) {
+      std::vector<int64_t> shape;
+      for (const Expr &d : c.buffer.shape())
+        shape.push_back(d.as<IntImm>()->value);
+      constants.emplace_back(c.buffer.dtype(), shape);
+      if (c.data && c.data->size() == constants.back().bytes.size())
+        constants.back().bytes = *c.data;
+      constantOf[c.buffer.get()] = &constants.back();
+    }
+  }
   ~Impl() {
     for (auto &lib : libraries)
       dlclose(lib.second);
@@ -556,6 +569,9 @@ void Interpreter::Impl::call(const Func &func, const std::vector<int64_t> &const
 }
 
 void Interpreter::Impl::callGraph(Frame &frame, const GraphFunc &graph, std::vector<Arg> &args) {
+  // Constants are read-only values: callees take them as inputs, results are copied out.
+  for (const auto &[buffer, tensor] : constantOf)
+    frame.buffers[buffer] = tensor;
   for (size_t k = 0; k < graph.inputs.size(); ++k)
     if (graph.inputs[k].isTensor())
       frame.buffers[graph.inputs[k].buffer.get()] = args[k].tensor;

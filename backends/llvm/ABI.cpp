@@ -169,6 +169,8 @@ llvm::Function *emitRawEntry(ModuleState &state, const PrimFunc *lowered, const 
     e.bind(b, next(b.name()));
   for (const Var &v : lowered->shapeVars)
     e.bind(v, next(v.name()));
+  for (const auto &[buffer, global] : state.constants)
+    e.bind(buffer, global);
   e.stmt(lowered->body);
   e.builder.CreateRet(e.builder.getInt32(0));
   return fn;

@@ -5,6 +5,7 @@
 #include "ir/IRVisitor.h"
 #include "runtime/Float16.h"
 
+#include <llvm/IR/Constants.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Verifier.h>
@@ -1171,6 +1172,25 @@ std::unique_ptr<llvm::Module> emitModule(llvm::LLVMContext &context, const std::
     if (const auto *x = f.as<ExternFunc>())
       state.externs[x->name] = x;
   detail::emitLastError(state);
+  // Graph constants (spec §8): private read-only globals, 64-byte aligned (the arena's and
+  // callees' vector loads may assume it), holding the bytes in storage order.
+  for (size_t i = 0; i < lowered.constants.size(); ++i) {
+    const LoweredConstant &c = lowered.constants[i];
+    llvm::Type *element = state.storageType(c.flat.dtype());
+    uint64_t count = static_cast<uint64_t>(c.source.numElements());
+    const std::vector<uint8_t> &bytes = *c.source.data;
+    TDSL_IR_CHECK(bytes.size() == count * static_cast<uint64_t>(c.flat.dtype().storageBytes()),
+                  "a constant's data does not match its type");
+    llvm::Constant *init = llvm::ConstantDataArray::getRaw(
+        llvm::StringRef(reinterpret_cast<const char *>(bytes.data()), bytes.size()), count,
+        element);
+    auto *global = new llvm::GlobalVariable(*module, init->getType(), /*isConstant=*/true,
+                                            llvm::GlobalValue::PrivateLinkage, init,
+                                            "tdsl.const." + c.source.name);
+    global->setAlignment(llvm::Align(64));
+    global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+    state.constants.emplace_back(c.flat, global);
+  }
   std::vector<std::string> names = abi::cFunctionNames(lowered);
   for (size_t i = 0; i < lowered.funcs.size(); ++i) {
     // A graph's DLPack entry validates its signature (inputs, one output per result).

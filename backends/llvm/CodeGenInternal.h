@@ -57,6 +57,10 @@ public:
   /// outputs, shape variables as i64; small scalars sign- or zero-extended).
   llvm::FunctionCallee externFunction(const ir::ExternFunc &x);
 
+  /// The graph constants: each flat buffer with its private, read-only, 64-byte aligned global
+  /// (bound in every function emitted).
+  std::vector<std::pair<ir::Buffer, llvm::GlobalVariable *>> constants;
+
 private:
   std::map<std::pair<bool, unsigned>, llvm::Function *> encoders_;
   llvm::GlobalVariable *lastError_ = nullptr;

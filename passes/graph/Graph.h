@@ -4,6 +4,7 @@
 // (each printable with --print-ir-after=<name>):
 //
 //   graph.fold-constants  foldConstants      scalar call arguments and shapes folded
+//   graph.fold-calls      foldConstantCalls  calls on graph constants evaluated (spec §8)
 //   graph.instantiate     instantiateCallees generic callees become concrete instances
 //   graph.dce             eliminateDeadCalls pure calls whose results are unused removed
 //   graph.fuse            fuseElementwise    element-wise consumers fused into producers
@@ -20,7 +21,10 @@
 
 #include "ir/IR.h"
 
+#include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +49,24 @@ const std::vector<std::string> &graphPassNames();
 /// (`2.0 * 0.5` → `1.0`, with the dtype's IEEE arithmetic), and the shape expressions of the
 /// values graphs define are simplified (`B * 1` → `B`).
 void foldConstants(ir::Module &module);
+
+/// Evaluates a call whose tensor arguments are graph constants of `module` and whose other
+/// arguments are literals: the bytes of each output (storage of spec §10), or nullopt with
+/// `error` set. The tools give the reference interpreter's.
+using CallEvaluator = std::function<std::optional<std::vector<std::vector<uint8_t>>>(
+    const ir::Module &module, const ir::CallBinding &call, std::string &error)>;
+
+/// graph.fold-calls (constant folding, spec §8): in the module's own graphs, a call of a func
+/// whose tensor arguments are all graph constants (at least one), whose scalar and generic
+/// arguments are literals and whose results have static shapes is evaluated by `evaluate` and
+/// removed; each result becomes a new graph constant (Module::constants, no file: --emit=ir
+/// prints its bytes as hex) named after the value (`wt`, else `wt_1`, ... when a function or
+/// constant has the name), and every use of the value uses it. In execution order, so chains
+/// fold. A call that fails to evaluate stays (reported through `warn`). Nothing without
+/// `evaluate`.
+void foldConstantCalls(
+    ir::Module &module, const CallEvaluator &evaluate,
+    const std::function<void(const SourceLoc &, const std::string &)> &warn = {});
 
 /// graph.instantiate: every call of a generic callee with constants (`nn.conv2d<1, 1>`) calls
 /// a new PrimFunc, one per distinct (callee, constants), added to the module. Generic callees

@@ -35,15 +35,51 @@ Func graphSignature(const Func &f) {
                         g->loc);
 }
 
-Func lowerGraph(const Func &f, const Module &module) {
+std::map<const BufferNode *, Buffer> flatConstants(const Module &module) {
+  std::map<const BufferNode *, Buffer> out;
+  for (const Constant &c : module.constants) {
+    Buffer b = flatten(c.buffer, BufferRole::Constant);
+    out[c.buffer.get()] = Buffer(c.name, b.dtype(), b.shape(), BufferRole::Constant,
+                                 MemScope::Global, {}, c.buffer->loc);
+  }
+  return out;
+}
+
+std::vector<Buffer> constantsUsed(const GraphFunc &g) {
+  std::vector<Buffer> out;
+  auto use = [&](const Buffer &b) {
+    if (b.defined() && b.role() == BufferRole::Constant &&
+        std::find(out.begin(), out.end(), b) == out.end())
+      out.push_back(b);
+  };
+  for (const graph::detail::PlacedBinding &pb : graph::detail::bindingsInOrder(g)) {
+    if (const auto *reshape = std::get_if<ReshapeBinding>(&pb.binding)) {
+      use(reshape->source);
+      continue;
+    }
+    for (const GraphArg &a : std::get<CallBinding>(pb.binding).args)
+      if (const auto *b = std::get_if<Buffer>(&a))
+        use(*b);
+  }
+  for (const Buffer &r : g.results)
+    use(r);
+  return out;
+}
+
+Func lowerGraph(const Func &f, const Module &module,
+                const std::map<const BufferNode *, Buffer> &constants) {
   const auto *g = f.as<GraphFunc>();
   TDSL_IR_CHECK(g && g->constVars.empty(), "lowerGraph takes a graph without open constants");
   MemoryPlan plan = g->plan ? *g->plan : graph::planGraph(*g, module);
   Func signature = graphSignature(f);
   const auto *sig = signature.as<PrimFunc>();
 
-  // Flat storage of every value.
+  // Flat storage of every value; constants are the module's.
   std::map<const BufferNode *, Buffer> flat;
+  for (const Buffer &c : constantsUsed(*g)) {
+    auto it = constants.find(c.get());
+    flat[c.get()] = it != constants.end() ? it->second : flatten(c, BufferRole::Constant);
+  }
   std::vector<FuncParam> inputs;
   for (const FuncParam &p : g->inputs) {
     if (!p.isTensor()) {

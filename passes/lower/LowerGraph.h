@@ -19,6 +19,8 @@
 
 #include "ir/IR.h"
 
+#include <map>
+
 namespace tdsl::lower {
 
 /// The signature of graph `g` as a PrimFunc with an empty body: its inputs, one output buffer
@@ -26,12 +28,21 @@ namespace tdsl::lower {
 /// What the DLPack entry validates.
 ir::Func graphSignature(const ir::Func &g);
 
-/// Lowers graph `g` of `module` (planned by graph.plan-memory, or planned here).
+/// The flat buffer (rank 1, role Constant, named after the constant) of each graph constant of
+/// `module`, by the constant's graph value: what lowered graphs name for it.
+std::map<const ir::BufferNode *, ir::Buffer> flatConstants(const ir::Module &module);
+
+/// Lowers graph `g` of `module` (planned by graph.plan-memory, or planned here). A graph
+/// constant it uses is named by its buffer in `constants` (flatConstants).
 ///
 /// Requires: a checked graph without open constants whose callees are concrete.
 /// Guarantees: a PrimFunc without blocks, rank-1 buffers; inputs and outputs are the flat
 /// forms of graphSignature(g)'s, position by position.
-ir::Func lowerGraph(const ir::Func &g, const ir::Module &module);
+ir::Func lowerGraph(const ir::Func &g, const ir::Module &module,
+                    const std::map<const ir::BufferNode *, ir::Buffer> &constants = {});
+
+/// The graph constants graph `g` reads (call arguments, reshape sources, results).
+std::vector<ir::Buffer> constantsUsed(const ir::GraphFunc &g);
 
 /// The callees of the FuncCalls in `lowered` (lowered PrimFuncs), each once, in order of first
 /// call: what a backend declares and a JIT must resolve.

@@ -61,6 +61,15 @@ std::string check(const std::string &path, bool &skipped) {
   std::string text2 = ownText(*second);
   if (text1 != text2)
     return "second print differs:\n--- first\n" + text1 + "--- second\n" + text2;
+  // Graph constants: the same names, types and bytes (the printed file path or hex data).
+  if (first->constants.size() != second->constants.size())
+    return "constant count differs after the round trip";
+  for (size_t i = 0; i < first->constants.size(); ++i) {
+    const ir::Constant &x = first->constants[i], &y = second->constants[i];
+    if (x.name != y.name || x.buffer.dtype() != y.buffer.dtype() ||
+        x.numElements() != y.numElements() || *x.data != *y.data)
+      return "constant '" + x.name + "' differs after the round trip";
+  }
   std::vector<ir::Func> a = ownFuncs(*first), b = ownFuncs(*second);
   if (a.size() != b.size())
     return "function count differs after the round trip";

@@ -2,6 +2,7 @@
 #include "tools/driver/Driver.h"
 
 #include "backends/cuda/CudaEmitter.h"
+#include "backends/interp/Interpreter.h"
 #include "frontend/ModuleLoader.h"
 #include "frontend/Sema.h"
 #include "support/Diagnostics.h"
@@ -73,6 +74,60 @@ PipelineOptions pipelineOptions(const DriverOptions &opts, std::ostream &err,
     p.checks.afterLowering = [&diags](const ir::Func &f) { return cuda::checkLowered(f, diags); };
   }
   return p;
+}
+
+/// graph.fold-calls: the call run by the reference interpreter on the constants' data.
+std::optional<std::vector<std::vector<uint8_t>>>
+evaluateCall(const ir::Module &module, const ir::CallBinding &call, std::string &error) {
+  ir::Func callee = module.lookup(call.callee);
+  const auto *prim = callee.as<ir::PrimFunc>();
+  if (!prim || prim->inputs.size() != call.args.size() ||
+      prim->constVars.size() != call.constArgs.size()) {
+    error = "not a call of a func";
+    return std::nullopt;
+  }
+  // The callee alone: a func reads nothing but its parameters.
+  ir::Module one;
+  one.add(callee);
+  interp::Interpreter interpreter(one);
+  interp::ArgMap args;
+  for (size_t i = 0; i < call.args.size(); ++i) {
+    const std::string &name = prim->inputs[i].name();
+    if (const auto *b = std::get_if<ir::Buffer>(&call.args[i])) {
+      const ir::Constant *c = module.constantOf(*b);
+      if (!c) {
+        error = "argument '" + name + "' is not a constant";
+        return std::nullopt;
+      }
+      runtime::Tensor t;
+      t.dtype = c->buffer.dtype();
+      for (const ir::Expr &d : c->buffer.shape())
+        t.shape.push_back(d.as<ir::IntImm>()->value);
+      t.bytes = *c->data;
+      args.emplace(name, std::move(t));
+      continue;
+    }
+    const ir::Expr &e = std::get<ir::Expr>(call.args[i]);
+    if (const auto *imm = e.as<ir::IntImm>())
+      args.emplace(name, runtime::Scalar::ofInt(e.dtype(), imm->value));
+    else if (const auto *f = e.as<ir::FloatImm>())
+      args.emplace(name, runtime::Scalar::ofFloat(e.dtype(), f->value));
+  }
+  Defines consts;
+  for (size_t i = 0; i < call.constArgs.size(); ++i)
+    consts.add(prim->constVars[i].name(), call.constArgs[i].as<ir::IntImm>()->value);
+  if (!interpreter.run(callee, args, consts, error))
+    return std::nullopt;
+  std::vector<std::vector<uint8_t>> out;
+  for (const ir::Buffer &o : prim->outputs) {
+    auto it = args.find(o.name());
+    if (it == args.end() || !std::holds_alternative<runtime::Tensor>(it->second)) {
+      error = "output '" + o.name() + "' missing";
+      return std::nullopt;
+    }
+    out.push_back(std::get<runtime::Tensor>(it->second).bytes);
+  }
+  return out;
 }
 
 } // namespace
@@ -154,6 +209,7 @@ std::optional<ir::Module> Compilation::buildIR() {
     return std::nullopt;
   FrontendHooks frontend;
   frontend.checkFunction = checkFunctionAccesses;
+  frontend.evaluateCall = evaluateCall;
   frontend.buildSchedules = [&](const std::function<bool(const std::string &)> &takesDefines,
                                 std::set<std::string> &used) {
     return buildSchedules(modules, st.scheduleModules, opts_.target, opts_.defines, used, st.diags,
