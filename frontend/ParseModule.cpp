@@ -694,9 +694,11 @@ private:
     ast::Ident loader = ident(c->ID(1));
     if (loader.name == "hex")
       d->source = ast::ConstDecl::Source::Hex;
-    else if (loader.name != "load")
+    else if (loader.name != "load") {
       diags_.error(loader.range, "unknown constant initializer '" + loader.name +
                                      "'; expected load(\"FILE.npy\")");
+      d->text.clear(); // nothing to look for
+    }
     else if (d->text.empty())
       diags_.error(d->textRange, "empty constant file path");
     return d;

@@ -44,6 +44,11 @@ public:
       : taken_(std::move(taken)), extraReserved_(extraReserved) {}
 
   const std::string &define(const void *object, const std::string &hint);
+  /// Gives `object` exactly `name` (a global the unit defines, such as a graph constant's).
+  void fix(const void *object, const std::string &name) {
+    taken_.insert(name);
+    names_[object] = name;
+  }
   const std::string &operator()(const ir::Var &v) { return define(v.get(), v.name()); }
   const std::string &operator()(const ir::Buffer &b) { return define(b.get(), b.name()); }
 

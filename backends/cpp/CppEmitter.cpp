@@ -9,7 +9,11 @@
 #include "ir/IRVisitor.h"
 #include "ir/Utils.h"
 
+#include <stdlib.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -144,9 +148,14 @@ class FunctionEmitter : public cfamily::FunctionEmitterBase {
 public:
   FunctionEmitter(const PrimFunc *source, const PrimFunc *lowered, std::string cName,
                   const std::map<std::string, std::string> *callees = nullptr, bool isGraph = false,
-                  bool exported = true)
+                  bool exported = true,
+                  const std::vector<std::pair<Buffer, std::string>> *constants = nullptr)
       : FunctionEmitterBase(source, lowered, std::move(cName), cfamily::NameTable({})),
-        callees_(callees), isGraph_(isGraph), exported_(exported) {}
+        callees_(callees), isGraph_(isGraph), exported_(exported) {
+    if (constants)
+      for (const auto &[buffer, symbol] : *constants)
+        names_.fix(buffer.get(), symbol);
+  }
 
   /// Prints the function. A body with deep expressions goes into `unformatted` (when given)
   /// and a placeholder line `kUnformattedBody(K);` into `os`.
@@ -660,6 +669,135 @@ std::string vectorTypedefs(const std::vector<Func> &lowered) {
 
 } // namespace
 
+namespace {
+
+/// `"…"` for a C string literal and, inside it, an assembler string: `\` and `"` escaped for the
+/// assembler, then again for C.
+std::string asmPathLiteral(const std::string &path) {
+  std::string gas;
+  for (char c : path) {
+    if (c == '\\' || c == '"')
+      gas += '\\';
+    gas += c;
+  }
+  std::string out;
+  for (char c : gas) {
+    if (c == '\\' || c == '"')
+      out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return "\\\"" + out + "\\\"";
+}
+
+/// The graph constants: each a read-only, 64-byte aligned array that a top-level asm assembles
+/// from its file, declared for the functions with hidden visibility (a PC-relative address).
+/// `symbols` gets each one's flat buffer and C name.
+std::string constantDefinitions(const LoweredModule &module, const CppOptions &options,
+                                std::vector<std::pair<Buffer, std::string>> &symbols) {
+  if (module.constants.empty())
+    return "";
+  std::ostringstream os;
+  os << "\n// Graph constants (spec §8), read-only and 64-byte aligned: the bytes of each are\n"
+        "// assembled from its file by .incbin (a symbol local to the object).\n";
+  for (size_t i = 0; i < module.constants.size(); ++i) {
+    const LoweredConstant &c = module.constants[i];
+    std::string symbol = "tdsl_const_" + std::to_string(i) + "_" + abi::cIdentifier(c.source.name);
+    symbols.emplace_back(c.flat, symbol);
+    uint64_t bytes = c.source.data ? c.source.data->size() : 0;
+    ConstantFile file;
+    if (auto it = options.constantFiles.find(c.source.name); it != options.constantFiles.end()) {
+      file = it->second;
+    } else if (!c.source.path.empty()) {
+      std::error_code ec;
+      uintmax_t size = std::filesystem::file_size(c.source.path, ec);
+      if (!ec && size >= bytes)
+        file = {c.source.path, static_cast<uint64_t>(size - bytes)};
+    }
+    os << "// " << c.source.name << ": " << c.flat.dtype().name() << "[";
+    for (size_t d = 0; d < c.source.buffer.rank(); ++d)
+      os << (d ? ", " : "") << toString(c.source.buffer.shape()[d]);
+    os << "]";
+    if (file.path.empty()) {
+      os << "\n#error \"the data file of graph constant '" << abi::cIdentifier(c.source.name)
+         << "' is missing\"\n";
+      continue;
+    }
+    os << ", " << bytes << " bytes of " << file.path << " from byte " << file.offset << "\n";
+    os << "__asm__(\".pushsection .rodata." << symbol << ",\\\"a\\\",@progbits\\n\"\n"
+       << "        \".balign 64\\n\"\n"
+       << "        \"" << symbol << ":\\n\"\n";
+    if (bytes > 0)
+      os << "        \".incbin " << asmPathLiteral(file.path) << ", " << file.offset << ", "
+         << bytes << "\\n\"\n";
+    else
+      os << "        \".byte 0\\n\"\n";
+    os << "        \".popsection\");\n";
+    os << "extern \"C\" __attribute__((visibility(\"hidden\"))) const "
+       << storageType(c.flat.dtype()) << " " << symbol << "[" << std::max<int64_t>(1, c.source.numElements())
+       << "];\n";
+  }
+  return os.str();
+}
+
+} // namespace
+
+bool writeConstantFiles(const LoweredModule &module, const std::string &prefix,
+                        std::map<std::string, ConstantFile> &files, std::string &error) {
+  for (const LoweredConstant &c : module.constants) {
+    if (!c.source.path.empty())
+      continue;
+    std::string path = prefix + abi::cIdentifier(c.source.name) + ".bin";
+    std::ofstream out(path, std::ios::binary);
+    if (c.source.data)
+      out.write(reinterpret_cast<const char *>(c.source.data->data()),
+                static_cast<std::streamsize>(c.source.data->size()));
+    out.close();
+    if (!out) {
+      error = "cannot write the data file '" + path + "' of graph constant '" + c.source.name + "'";
+      return false;
+    }
+    std::error_code ec;
+    std::filesystem::path abs = std::filesystem::absolute(path, ec);
+    files[c.source.name] = {(ec ? std::filesystem::path(path) : abs).lexically_normal().string(),
+                            0};
+  }
+  return true;
+}
+
+TemporaryConstantFiles::~TemporaryConstantFiles() {
+  if (dir_.empty())
+    return;
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+bool TemporaryConstantFiles::write(const LoweredModule &module,
+                                   std::map<std::string, ConstantFile> &files,
+                                   std::string &error) {
+  bool needed = false;
+  for (const LoweredConstant &c : module.constants)
+    needed |= c.source.path.empty();
+  if (!needed)
+    return true;
+  std::error_code ec;
+  std::filesystem::path base = std::filesystem::temp_directory_path(ec);
+  if (ec)
+    base = "/tmp";
+  std::string pattern = (base / "tdsl-constants-XXXXXX").string();
+  std::vector<char> buffer(pattern.begin(), pattern.end());
+  buffer.push_back('\0');
+  if (!mkdtemp(buffer.data())) {
+    error = "cannot create a temporary folder for the data of graph constants";
+    return false;
+  }
+  dir_ = buffer.data();
+  return writeConstantFiles(module, dir_ + "/", files, error);
+}
+
 std::string emitCpp(const LoweredModule &module, const CppOptions &options) {
   std::vector<Func> sources = module.sources();
   std::vector<std::string> names = abi::cFunctionNames(module);
@@ -671,13 +809,15 @@ std::string emitCpp(const LoweredModule &module, const CppOptions &options) {
   os << "// Generated by tdslc (C++ backend). Do not edit.\n"
      << (options.fpContract ? "" : kNoContraction) << kPrelude << vectorTypedefs(module.lowered())
      << externs;
+  std::vector<std::pair<Buffer, std::string>> constants;
+  os << constantDefinitions(module, options, constants);
   std::vector<std::string> unformatted;
   std::vector<std::string> *bodies = options.format ? &unformatted : nullptr;
   for (size_t i = 0; i < sources.size(); ++i) {
     const LoweredFunc &f = module.funcs[i];
     os << "\n";
     FunctionEmitter(f.signature.as<PrimFunc>(), f.lowered.as<PrimFunc>(), names[i],
-                    f.isGraph() ? &callees : nullptr, f.isGraph(), f.exported)
+                    f.isGraph() ? &callees : nullptr, f.isGraph(), f.exported, &constants)
         .emit(os, bodies);
   }
   if (!options.format)

@@ -21,9 +21,16 @@
 
 #include "ir/LoweredModule.h"
 
+#include <map>
 #include <string>
 
 namespace tdsl::cpp {
+
+/// Where the bytes of a graph constant lie: a file and the offset of the data in it.
+struct ConstantFile {
+  std::string path;
+  uint64_t offset = 0;
+};
 
 struct CppOptions {
   /// The include guard of the header (emitHeader).
@@ -33,6 +40,33 @@ struct CppOptions {
   /// Floating-point contraction (--ffp-contract=on|off, spec §11): when false the unit says
   /// `#pragma STDC FP_CONTRACT OFF` (Clang) and `#pragma GCC optimize("fp-contract=off")` (GCC).
   bool fpContract = true;
+  /// Graph constants (spec §8) are not printed as literals: each is assembled into the object
+  /// from a file by `.incbin` in a top-level `asm` (GCC and Clang alike). A constant loaded
+  /// from a .npy file is read from that file (its absolute path, the data at its end); the
+  /// others (folded) from the file given here by constant name (writeConstantFiles).
+  std::map<std::string, ConstantFile> constantFiles;
+};
+
+/// Writes the data of each graph constant of `module` that has no .npy file (a folded one) raw
+/// to `prefix + NAME + ".bin"` (NAME a C identifier), and records its absolute path in `files`.
+/// False with `error` set when a file cannot be written.
+bool writeConstantFiles(const ir::LoweredModule &module, const std::string &prefix,
+                        std::map<std::string, ConstantFile> &files, std::string &error);
+
+/// The files of writeConstantFiles in a fresh temporary folder, removed by the destructor: for
+/// an in-process compilation (--via=cpp).
+class TemporaryConstantFiles {
+public:
+  TemporaryConstantFiles() = default;
+  TemporaryConstantFiles(const TemporaryConstantFiles &) = delete;
+  TemporaryConstantFiles &operator=(const TemporaryConstantFiles &) = delete;
+  ~TemporaryConstantFiles();
+  /// Writes the files (none when no constant needs one); false with `error` set.
+  bool write(const ir::LoweredModule &module, std::map<std::string, ConstantFile> &files,
+             std::string &error);
+
+private:
+  std::string dir_;
 };
 
 /// A C++17 translation unit with both entries of every exported function of `module` (the

@@ -1188,7 +1188,6 @@ std::unique_ptr<llvm::Module> emitModule(llvm::LLVMContext &context, const std::
                                             llvm::GlobalValue::PrivateLinkage, init,
                                             "tdsl.const." + c.source.name);
     global->setAlignment(llvm::Align(64));
-    global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
     state.constants.emplace_back(c.flat, global);
   }
   std::vector<std::string> names = abi::cFunctionNames(lowered);

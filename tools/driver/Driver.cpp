@@ -257,9 +257,21 @@ std::optional<int> emitCode(const DriverOptions &opts, const ir::LoweredModule &
     for (size_t i = 0; i < lowered.funcs.size(); ++i)
       text << (i ? "\n" : "") << ir::toString(lowered.funcs[i].lowered);
     return std::nullopt;
-  case EmitKind::Cpp:
+  case EmitKind::Cpp: {
+    // Folded graph constants go into data files next to the output (`out.NAME.bin` for -o
+    // out.cpp; in the current folder, after the input's stem, for stdout), which the C++
+    // assembles with .incbin.
+    bool toStdout = opts.output.empty() || opts.output == "-";
+    fs::path base = toStdout ? fs::path(opts.input).stem()
+                             : fs::path(opts.output).parent_path() / fs::path(opts.output).stem();
+    std::string error;
+    if (!cpp::writeConstantFiles(lowered, base.string() + ".", copts.constantFiles, error)) {
+      err << "tdslc: error: " << error << "\n";
+      return 1;
+    }
     text << cpp::emitCpp(lowered, copts);
     return std::nullopt;
+  }
   case EmitKind::Cuda:
     text << cuda::emitCuda(lowered);
     return std::nullopt;
@@ -273,6 +285,11 @@ std::optional<int> emitCode(const DriverOptions &opts, const ir::LoweredModule &
   if (!viaLLVM(opts)) {
     auto options = codeGenOptions<cpp::CompileOptions>(opts);
     options.assembly = opts.emit == EmitKind::Asm;
+    cpp::TemporaryConstantFiles constantFiles; // the folded constants' data, while compiling
+    if (!constantFiles.write(lowered, copts.constantFiles, error)) {
+      err << "tdslc: error: " << error << "\n";
+      return 1;
+    }
     if (!cpp::compileCpp(cpp::emitCpp(lowered, copts), name + ".cpp", options, bytes, error)) {
       err << error << "tdslc: error: the Clang libraries could not compile the C++ emitted for '"
           << opts.input << "'\n";

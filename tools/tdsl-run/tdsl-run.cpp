@@ -351,6 +351,11 @@ std::unique_ptr<Compiled> compileForJit(const RunOptions &opts, Loaded &loaded) 
     copts.format = false;
     copts.fpContract = opts.fpContract;
     std::string object, errors;
+    cpp::TemporaryConstantFiles constantFiles; // the folded constants' data, while compiling
+    if (!constantFiles.write(c->lowered, copts.constantFiles, errors)) {
+      runError(errors);
+      return nullptr;
+    }
     if (!cpp::compileCpp(cpp::emitCpp(c->lowered, copts), name + ".cpp", cc, object, errors)) {
       runError("the Clang libraries could not compile the emitted C++:\n" + errors);
       return nullptr;
