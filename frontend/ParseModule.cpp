@@ -698,8 +698,7 @@ private:
       diags_.error(loader.range, "unknown constant initializer '" + loader.name +
                                      "'; expected load(\"FILE.npy\")");
       d->text.clear(); // nothing to look for
-    }
-    else if (d->text.empty())
+    } else if (d->text.empty())
       diags_.error(d->textRange, "empty constant file path");
     return d;
   }

@@ -81,9 +81,10 @@ ConstTable buildConstants(const ast::Module &m, const std::string &prefix, Modul
       if (*dtype == DType::bf16() && fileType == DType::u16())
         fileType = *dtype;
       if (fileType != *dtype || t->shape != shape) {
-        diags.error(c->textRange, "constant '" + name + "' is declared " +
-                                      shapeText(*dtype, shape) + " but '" + c->text +
-                                      "' holds " + shapeText(t->dtype, t->shape))
+        diags
+            .error(c->textRange, "constant '" + name + "' is declared " + shapeText(*dtype, shape) +
+                                     " but '" + c->text + "' holds " +
+                                     shapeText(t->dtype, t->shape))
             .note(c->type.range, "type declared here");
         continue;
       }
@@ -101,8 +102,7 @@ ConstTable buildConstants(const ast::Module &m, const std::string &prefix, Modul
       if (hex.size() / 2 != bytes) {
         diags.error(c->textRange, "hex(…) of constant '" + name + "' has " +
                                       std::to_string(hex.size() / 2) + " bytes, but " +
-                                      shapeText(*dtype, shape) + " takes " +
-                                      std::to_string(bytes));
+                                      shapeText(*dtype, shape) + " takes " + std::to_string(bytes));
         continue;
       }
       data->reserve(bytes);
@@ -118,8 +118,8 @@ ConstTable buildConstants(const ast::Module &m, const std::string &prefix, Modul
     std::vector<Expr> dimsIR;
     for (int64_t d : shape)
       dimsIR.push_back(intImm(d));
-    k.buffer = Buffer(name, *dtype, dimsIR, BufferRole::Constant, MemScope::Global, {},
-                      locOf(c->name));
+    k.buffer =
+        Buffer(name, *dtype, dimsIR, BufferRole::Constant, MemScope::Global, {}, locOf(c->name));
     k.data = std::move(data);
     k.path = c->source == ast::ConstDecl::Source::Load ? c->resolvedPath : "";
     k.loc = locOf(*c);

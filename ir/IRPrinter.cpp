@@ -39,9 +39,9 @@ namespace {
 bool isReservedName(std::string_view name) {
   static const std::unordered_set<std::string_view> kReserved = {
       // Keywords (spec §2).
-      "import", "const", "func", "graph", "extern", "pure", "schedule", "for", "in", "block", "spatial",
-      "reduce", "init", "alloc", "scope", "if", "else", "let", "dataflow", "output", "return",
-      "call", "where", "true", "false", "inf",
+      "import", "const", "func", "graph", "extern", "pure", "schedule", "for", "in", "block",
+      "spatial", "reduce", "init", "alloc", "scope", "if", "else", "let", "dataflow", "output",
+      "return", "call", "where", "true", "false", "inf",
       // Dtype names, which would read as casts or as min_value's argument.
       "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64"};
   return kReserved.count(name) != 0;

@@ -737,8 +737,8 @@ std::string constantDefinitions(const LoweredModule &module, const CppOptions &o
       os << "        \".byte 0\\n\"\n";
     os << "        \".popsection\");\n";
     os << "extern \"C\" __attribute__((visibility(\"hidden\"))) const "
-       << storageType(c.flat.dtype()) << " " << symbol << "[" << std::max<int64_t>(1, c.source.numElements())
-       << "];\n";
+       << storageType(c.flat.dtype()) << " " << symbol << "["
+       << std::max<int64_t>(1, c.source.numElements()) << "];\n";
   }
   return os.str();
 }
@@ -776,8 +776,7 @@ TemporaryConstantFiles::~TemporaryConstantFiles() {
 }
 
 bool TemporaryConstantFiles::write(const LoweredModule &module,
-                                   std::map<std::string, ConstantFile> &files,
-                                   std::string &error) {
+                                   std::map<std::string, ConstantFile> &files, std::string &error) {
   bool needed = false;
   for (const LoweredConstant &c : module.constants)
     needed |= c.source.path.empty();

@@ -126,11 +126,10 @@ void foldConstantCalls(Module &module, const CallEvaluator &evaluate,
     std::vector<GraphItem> body = rewritten.as<GraphFunc>()->body;
     for (GraphItem &item : body)
       if (auto *df = std::get_if<DataflowBlock>(&item))
-        df->outputs.erase(std::remove_if(df->outputs.begin(), df->outputs.end(),
-                                         [](const Buffer &b) {
-                                           return b.role() == BufferRole::Constant;
-                                         }),
-                          df->outputs.end());
+        df->outputs.erase(
+            std::remove_if(df->outputs.begin(), df->outputs.end(),
+                           [](const Buffer &b) { return b.role() == BufferRole::Constant; }),
+            df->outputs.end());
     module.replace(detail::withBody(*rewritten.as<GraphFunc>(), std::move(body)));
   }
 }
