@@ -726,7 +726,7 @@ std::string constantDefinitions(const LoweredModule &module, const CppOptions &o
          << "' is missing\"\n";
       continue;
     }
-    os << ", " << bytes << " bytes of " << file.path << " from byte " << file.offset << "\n";
+    os << " (" << bytes << " bytes)\n";
     os << "__asm__(\".pushsection .rodata." << symbol << ",\\\"a\\\",@progbits\\n\"\n"
        << "        \".balign 64\\n\"\n"
        << "        \"" << symbol << ":\\n\"\n";

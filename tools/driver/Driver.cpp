@@ -244,6 +244,22 @@ template <typename Options> Options codeGenOptions(const DriverOptions &opts) {
   return o;
 }
 
+/// Writes the data of the folded graph constants into files next to the output (`out.NAME.bin`
+/// for -o out.cpp; in the current folder, after the input's stem, for stdout), which the C++
+/// assembles with .incbin, and records them in `copts`. False after reporting an error.
+bool writeCompanions(const DriverOptions &opts, const ir::LoweredModule &lowered,
+                     cpp::CppOptions &copts, std::ostream &err) {
+  bool toStdout = opts.output.empty() || opts.output == "-";
+  fs::path base = toStdout ? fs::path(opts.input).stem()
+                           : fs::path(opts.output).parent_path() / fs::path(opts.output).stem();
+  std::string error;
+  if (!cpp::writeConstantFiles(lowered, base.string() + ".", copts.constantFiles, error)) {
+    err << "tdslc: error: " << error << "\n";
+    return false;
+  }
+  return true;
+}
+
 /// The text of --emit=lowered|cpp|cuda|header|llvm|bc|asm|obj from the lowered module; the exit
 /// status after an error (reported on `err`), or nullopt.
 std::optional<int> emitCode(const DriverOptions &opts, const ir::LoweredModule &lowered,
@@ -258,17 +274,8 @@ std::optional<int> emitCode(const DriverOptions &opts, const ir::LoweredModule &
       text << (i ? "\n" : "") << ir::toString(lowered.funcs[i].lowered);
     return std::nullopt;
   case EmitKind::Cpp: {
-    // Folded graph constants go into data files next to the output (`out.NAME.bin` for -o
-    // out.cpp; in the current folder, after the input's stem, for stdout), which the C++
-    // assembles with .incbin.
-    bool toStdout = opts.output.empty() || opts.output == "-";
-    fs::path base = toStdout ? fs::path(opts.input).stem()
-                             : fs::path(opts.output).parent_path() / fs::path(opts.output).stem();
-    std::string error;
-    if (!cpp::writeConstantFiles(lowered, base.string() + ".", copts.constantFiles, error)) {
-      err << "tdslc: error: " << error << "\n";
+    if (!writeCompanions(opts, lowered, copts, err))
       return 1;
-    }
     text << cpp::emitCpp(lowered, copts);
     return std::nullopt;
   }
@@ -285,7 +292,9 @@ std::optional<int> emitCode(const DriverOptions &opts, const ir::LoweredModule &
   if (!viaLLVM(opts)) {
     auto options = codeGenOptions<cpp::CompileOptions>(opts);
     options.assembly = opts.emit == EmitKind::Asm;
-    cpp::TemporaryConstantFiles constantFiles; // the folded constants' data, while compiling
+    // The folded constants' data, in a temporary folder while compiling (Clang's integrated
+    // assembler reads it: its assembly output has the bytes, not the .incbin).
+    cpp::TemporaryConstantFiles constantFiles;
     if (!constantFiles.write(lowered, copts.constantFiles, error)) {
       err << "tdslc: error: " << error << "\n";
       return 1;
