@@ -337,13 +337,7 @@ bool Pipeline::Run::schedule() {
                                [&](const ir::ScheduleScript &s) { return !takesParams(s.func); }),
                 scripts.end());
   // An instance is scheduled by its generic function's script.
-  for (const graph::DerivedFunc &d : instances)
-    for (size_t i = 0, n = scripts.size(); i < n; ++i)
-      if (scripts[i].func == d.scheduleFrom) {
-        ir::ScheduleScript copy = scripts[i];
-        copy.func = d.name;
-        scripts.push_back(copy);
-      }
+  graph::addInstanceScripts(scripts, instances);
   // -D also gives generic constants of the module's funcs (`-D P=1` or `-D conv.P=1`).
   for (const ir::Func &f : module.functions())
     if (auto *p = f.as<ir::PrimFunc>(); p && takesConstants(f.name()))

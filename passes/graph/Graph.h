@@ -20,6 +20,7 @@
 #pragma once
 
 #include "ir/IR.h"
+#include "ir/Schedule.h"
 
 #include <cstdint>
 #include <functional>
@@ -72,6 +73,11 @@ void foldConstantCalls(
 /// a new PrimFunc, one per distinct (callee, constants), added to the module. Generic callees
 /// are left in the module. Returns the instances made.
 ///
+/// Appends to `scripts` a copy of the script of each instance's generic function, for the
+/// instance (an instance is scheduled like the function it was made from).
+void addInstanceScripts(std::vector<ir::ScheduleScript> &scripts,
+                        const std::vector<DerivedFunc> &instances);
+
 /// `generics`: the generic form of functions that -D instantiated in place (by name); a call
 /// with constants instantiates those instead of the module's (already concrete) function.
 std::vector<DerivedFunc> instantiateCallees(ir::Module &module,

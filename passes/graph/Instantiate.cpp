@@ -72,4 +72,15 @@ std::vector<DerivedFunc> instantiateCallees(Module &module,
   return made;
 }
 
+void addInstanceScripts(std::vector<ScheduleScript> &scripts,
+                        const std::vector<DerivedFunc> &instances) {
+  for (const DerivedFunc &d : instances)
+    for (size_t i = 0, n = scripts.size(); i < n; ++i)
+      if (scripts[i].func == d.scheduleFrom) {
+        ScheduleScript copy = scripts[i];
+        copy.func = d.name;
+        scripts.push_back(copy);
+      }
+}
+
 } // namespace tdsl::graph

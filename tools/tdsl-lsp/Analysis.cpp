@@ -707,13 +707,7 @@ void Analysis::compile() {
     std::set<std::string> used;
     std::vector<ir::ScheduleScript> scripts =
         buildSchedules(modules, {}, target, {}, used, *diags_);
-    for (const graph::DerivedFunc &d : instances)
-      for (size_t i = 0, n = scripts.size(); i < n; ++i)
-        if (scripts[i].func == d.scheduleFrom) {
-          ir::ScheduleScript copy = scripts[i];
-          copy.func = d.name;
-          scripts.push_back(copy);
-        }
+    graph::addInstanceScripts(scripts, instances);
     ir::Module scheduled = m;
     applySchedules(scheduled, scripts, targetName(target), *diags_);
     diags_->flush();
