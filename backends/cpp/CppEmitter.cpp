@@ -727,6 +727,9 @@ std::string constantDefinitions(const LoweredModule &module, const CppOptions &o
       continue;
     }
     os << " (" << bytes << " bytes)\n";
+    // The layout below is ours, not the formatter's: a long path would otherwise move
+    // the first string onto its own line.
+    os << "// clang-format off\n";
     os << "__asm__(\".pushsection .rodata." << symbol << ",\\\"a\\\",@progbits\\n\"\n"
        << "        \".balign 64\\n\"\n"
        << "        \"" << symbol << ":\\n\"\n";
@@ -736,6 +739,7 @@ std::string constantDefinitions(const LoweredModule &module, const CppOptions &o
     else
       os << "        \".byte 0\\n\"\n";
     os << "        \".popsection\");\n";
+    os << "// clang-format on\n";
     os << "extern \"C\" __attribute__((visibility(\"hidden\"))) const "
        << storageType(c.flat.dtype()) << " " << symbol << "["
        << std::max<int64_t>(1, c.source.numElements()) << "];\n";
