@@ -32,29 +32,12 @@ using namespace ir;
 /// program order; no block it moves past writes what it reads or writes; its `where`, if any,
 /// bounds its axes only.
 void computeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
-  requireNoNestedBlocks(s, "compute_at");
   // Step 1: check.
-  const Block *block = s.block(name);
-  const For *loop = s.loop(loopVar);
-  const std::string l = quoted(loopVar.name()), b = quoted(name);
-  const std::string blockNote = "block " + b + " is here";
-  checkLoopOutsideBlock(s, block, loop);
-
-  std::unordered_set<Buffer> written = buffersWritten(Stmt(block)), read = buffersRead(Stmt(block));
-  bool reduction = false;
-  for (const IterVar &iv : block->iterVars)
-    reduction |= iv.kind == IterKind::Reduce;
-  if (reduction && !block->init.defined())
-    throw ScheduleError(
-        "block " + b +
-            " has reduce axes but no init, so it is not a reduction block that can be "
-            "recomputed under a loop",
-        block->loc, blockNote);
-  if (!reduction && !common(read, written).empty())
-    throw ScheduleError(
-        "block " + b + " reads " + bufferNames(common(read, written)) +
-            ", which it writes, so it is neither a complete block nor a reduction block",
-        block->loc, blockNote);
+  MovedBlock m = checkMovedBlock(s, "compute_at", name, loopVar);
+  const Block *block = m.block;
+  const For *loop = m.loop;
+  const std::string &l = m.loopName, &b = m.blockName, &blockNote = m.note;
+  const std::unordered_set<Buffer> &written = m.written, &read = m.read;
   for (const Buffer &buf : written)
     if (buf.role() == BufferRole::Output)
       throw ScheduleError(
@@ -105,38 +88,8 @@ void computeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
 
   // Step 2: the region the consumers read in one iteration of `loop` (the loops above and at
   // `loop` fixed, the loops inside it ranging), then the axis domains that write it.
-  std::unordered_map<Buffer, std::vector<Interval>> needed;
-  for (const Block *c : consumers) {
-    Domain dom = loopsBetween(s, loop, c);
-    for (const Buffer &buf : written) {
-      std::optional<std::vector<Interval>> r = accessRegion(s, c, buf, false, dom);
-      if (!r)
-        continue;
-      auto [it, fresh] = needed.emplace(buf, *r);
-      if (!fresh)
-        for (size_t d = 0; d < r->size(); ++d)
-          it->second[d] = hull(it->second[d], (*r)[d]);
-    }
-  }
-  std::vector<std::optional<Interval>> demand(block->iterVars.size());
-  for (const Access &a : accessesOf(block)) {
-    auto it = needed.find(a.buffer);
-    if (!a.write || it == needed.end())
-      continue;
-    std::vector<std::optional<Interval>> domains = axisDomains(block, a.indices, it->second);
-    for (size_t k = 0; k < domains.size(); ++k) {
-      if (!domains[k] || block->iterVars[k].kind != IterKind::Spatial)
-        continue;
-      std::optional<Interval> &slot = demand[k];
-      slot = slot ? hull(*slot, *domains[k]) : *domains[k];
-    }
-  }
-  std::vector<Interval> domains;
-  for (size_t k = 0; k < demand.size(); ++k) {
-    const IterVar &iv = block->iterVars[k];
-    domains.push_back(demand[k] && demand[k]->bounded() ? *demand[k]
-                                                        : Interval::ofRange(intImm(0), iv.extent));
-  }
+  std::vector<Interval> domains = domainsCovering(
+      block, accessesOf(block), regionInOneIteration(s, loop, consumers, written, false), true);
 
   // Step 3: rebuild the block under new loops, before the first consumer in the loop's body.
   Stmt nest = makeLoopNest(block, domains, extra, loopsAroundAndAt(s, loop));

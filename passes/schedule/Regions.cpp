@@ -353,6 +353,78 @@ Stmt makeLoopNest(const Block *block, const std::vector<Interval> &domains,
   return body;
 }
 
+MovedBlock checkMovedBlock(ScheduleState &s, const std::string &primitive, const std::string &name,
+                           const Var &loopVar) {
+  requireNoNestedBlocks(s, primitive);
+  MovedBlock m;
+  m.block = s.block(name);
+  m.loop = s.loop(loopVar);
+  m.blockName = quoted(name);
+  m.loopName = quoted(loopVar.name());
+  m.note = "block " + m.blockName + " is here";
+  checkLoopOutsideBlock(s, m.block, m.loop);
+  for (const IterVar &iv : m.block->iterVars)
+    m.reduction |= iv.kind == IterKind::Reduce;
+  if (m.reduction && !m.block->init.defined())
+    throw ScheduleError("block " + m.blockName +
+                            " has reduce axes but no init, so it is not a reduction block that "
+                            "can be recomputed under a loop",
+                        m.block->loc, m.note);
+  m.written = buffersWritten(Stmt(m.block));
+  m.read = buffersRead(Stmt(m.block));
+  if (!m.reduction && !common(m.read, m.written).empty())
+    throw ScheduleError("block " + m.blockName + " reads " +
+                            bufferNames(common(m.read, m.written)) +
+                            ", which it writes, so it is neither a complete block nor a "
+                            "reduction block",
+                        m.block->loc, m.note);
+  return m;
+}
+
+std::unordered_map<Buffer, std::vector<Interval>>
+regionInOneIteration(const ScheduleState &s, const For *loop,
+                     const std::vector<const Block *> &blocks,
+                     const std::unordered_set<Buffer> &buffers, bool write) {
+  std::unordered_map<Buffer, std::vector<Interval>> region;
+  for (const Block *b : blocks) {
+    Domain dom = loopsBetween(s, loop, b);
+    for (const Buffer &buf : buffers) {
+      std::optional<std::vector<Interval>> r = accessRegion(s, b, buf, write, dom);
+      if (!r)
+        continue;
+      auto [it, fresh] = region.emplace(buf, *r);
+      if (!fresh)
+        for (size_t d = 0; d < r->size(); ++d)
+          it->second[d] = hull(it->second[d], (*r)[d]);
+    }
+  }
+  return region;
+}
+
+std::vector<Interval>
+domainsCovering(const Block *block, const std::vector<Access> &accesses,
+                const std::unordered_map<Buffer, std::vector<Interval>> &region, bool write) {
+  std::vector<std::optional<Interval>> demand(block->iterVars.size());
+  for (const Access &a : accesses) {
+    auto it = region.find(a.buffer);
+    if (a.write != write || it == region.end())
+      continue;
+    std::vector<std::optional<Interval>> domains = axisDomains(block, a.indices, it->second);
+    for (size_t k = 0; k < domains.size(); ++k) {
+      if (!domains[k] || block->iterVars[k].kind != IterKind::Spatial)
+        continue;
+      std::optional<Interval> &slot = demand[k];
+      slot = slot ? hull(*slot, *domains[k]) : *domains[k];
+    }
+  }
+  std::vector<Interval> domains;
+  for (size_t k = 0; k < demand.size(); ++k)
+    domains.push_back(demand[k] && demand[k]->bounded()
+                          ? *demand[k]
+                          : Interval::ofRange(intImm(0), block->iterVars[k].extent));
+  return domains;
+}
+
 const StmtNode *subtreeOf(const ScheduleState &s, const Block *block) {
   std::vector<const StmtNode *> path = s.ancestors(block);
   const StmtNode *cur = block;

@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -100,6 +101,34 @@ std::vector<ir::Expr> predicateInAxes(const ScheduleState &s, const ir::Block *b
 /// iter var stays in [0, extent).
 ir::Stmt makeLoopNest(const ir::Block *block, const std::vector<Interval> &domains,
                       const std::vector<ir::Expr> &extra, const Domain &outer);
+
+/// What compute_at and reverse_compute_at know of the block they move once the checks they
+/// share pass: the block and the loop exist, the loop is outside the block, and the block is
+/// complete (spatial axes, does not read what it writes) or a reduction block with an init.
+struct MovedBlock {
+  const ir::Block *block = nullptr;
+  const ir::For *loop = nullptr;
+  std::string blockName, loopName; ///< Quoted, for messages.
+  std::string note;                ///< "block 'B' is here"
+  bool reduction = false;
+  std::unordered_set<ir::Buffer> read, written;
+};
+MovedBlock checkMovedBlock(ScheduleState &s, const std::string &primitive, const std::string &name,
+                           const ir::Var &loopVar);
+
+/// The hull of the regions of `buffers` that `blocks` write (`write`) or read in one iteration
+/// of `loop`: the loops above and at `loop` fixed, those inside it ranging.
+std::unordered_map<ir::Buffer, std::vector<Interval>>
+regionInOneIteration(const ScheduleState &s, const ir::For *loop,
+                     const std::vector<const ir::Block *> &blocks,
+                     const std::unordered_set<ir::Buffer> &buffers, bool write);
+
+/// The domain of each of `block`'s iter vars that covers `region` through the block's
+/// `accesses` that write it (`write`) or read it, hulled over them. A reduce axis, and an axis
+/// no access bounds, keeps its whole domain [0, extent).
+std::vector<Interval>
+domainsCovering(const ir::Block *block, const std::vector<Access> &accesses,
+                const std::unordered_map<ir::Buffer, std::vector<Interval>> &region, bool write);
 
 /// The statement `block` stands in, with the loops around it that hold nothing else: what
 /// disappears when the block moves away.

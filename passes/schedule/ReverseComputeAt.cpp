@@ -34,28 +34,13 @@ using namespace ir;
 /// `loop` and has no `where` on its axes other than their bounds; in one iteration the block reads
 /// only elements produced in that iteration; no block it moves past touches what it writes.
 void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
-  requireNoNestedBlocks(s, "reverse_compute_at");
-  // Step 1: check.
-  const Block *block = s.block(name);
-  const For *loop = s.loop(loopVar);
-  const std::string l = quoted(loopVar.name()), b = quoted(name);
-  const std::string blockNote = "block " + b + " is here";
-  checkLoopOutsideBlock(s, block, loop);
-
-  // A reduction block moves whole: init and every reduction step of its spatial points.
-  bool reduction = false;
-  for (const IterVar &iv : block->iterVars)
-    reduction |= iv.kind == IterKind::Reduce;
-  if (reduction && !block->init.defined())
-    throw ScheduleError("block " + b +
-                            " has reduce axes but no init, so it is not a reduction block that "
-                            "can be recomputed under a loop",
-                        block->loc, blockNote);
-  std::unordered_set<Buffer> written = buffersWritten(Stmt(block)), read = buffersRead(Stmt(block));
-  if (!reduction && !common(read, written).empty())
-    throw ScheduleError("block " + b + " reads " + bufferNames(common(read, written)) +
-                            ", which it writes, so it is not a complete block",
-                        block->loc, blockNote);
+  // Step 1: check. A reduction block moves whole: init and every reduction step of its
+  // spatial points.
+  MovedBlock m = checkMovedBlock(s, "reverse_compute_at", name, loopVar);
+  const Block *block = m.block;
+  const For *loop = m.loop;
+  const std::string &l = m.loopName, &b = m.blockName, &blockNote = m.note;
+  const std::unordered_set<Buffer> &written = m.written, &read = m.read;
   checkOnlyWriter(s, block, written);
 
   std::vector<const Block *> producers;
@@ -133,43 +118,15 @@ void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loop
 
   // Step 2: the region the producers write in one iteration of `loop`, then the axis domains
   // that read it.
-  std::unordered_map<Buffer, std::vector<Interval>> region;
-  for (const Block *p : producers) {
-    Domain dom = loopsBetween(s, loop, p);
-    for (const Buffer &buf : produced) {
-      std::optional<std::vector<Interval>> r = accessRegion(s, p, buf, true, dom);
-      if (!r)
-        continue;
-      auto [it, fresh] = region.emplace(buf, *r);
-      if (!fresh)
-        for (size_t d = 0; d < r->size(); ++d)
-          it->second[d] = hull(it->second[d], (*r)[d]);
-    }
-  }
+  // A reduce axis keeps its whole domain: the block's whole reduction (init included) then
+  // runs in one iteration, so running it again elsewhere recomputes the same values.
+  std::unordered_map<Buffer, std::vector<Interval>> region =
+      regionInOneIteration(s, loop, producers, produced, true);
   std::vector<Access> accesses = accessesOf(block);
-  std::vector<std::optional<Interval>> demand(block->iterVars.size());
-  for (const Access &a : accesses) {
-    auto it = region.find(a.buffer);
-    if (a.write || it == region.end())
-      continue;
-    // A reduce axis keeps its whole domain: the block's whole reduction (init included) then
-    // runs in one iteration, so running it again elsewhere recomputes the same values.
-    std::vector<std::optional<Interval>> domains = axisDomains(block, a.indices, it->second);
-    for (size_t k = 0; k < domains.size(); ++k) {
-      if (!domains[k] || block->iterVars[k].kind != IterKind::Spatial)
-        continue;
-      std::optional<Interval> &slot = demand[k];
-      slot = slot ? hull(*slot, *domains[k]) : *domains[k];
-    }
-  }
-  std::vector<Interval> domains;
+  std::vector<Interval> domains = domainsCovering(block, accesses, region, false);
   Domain axes;
-  for (size_t k = 0; k < demand.size(); ++k) {
-    const IterVar &iv = block->iterVars[k];
-    domains.push_back(demand[k] && demand[k]->bounded() ? *demand[k]
-                                                        : Interval::ofRange(intImm(0), iv.extent));
-    axes.emplace_back(iv.var, domains.back());
-  }
+  for (size_t k = 0; k < domains.size(); ++k)
+    axes.emplace_back(block->iterVars[k].var, domains[k]);
   // Every element the block then reads must have been produced in the same iteration.
   Domain outer = loopsAroundAndAt(s, loop);
   for (const Access &a : accesses) {

@@ -7,19 +7,21 @@
 // tdsl-schedule-fuzz [--seed S] [--cases N] [--steps K] [--seconds T] FILE.tdsl …
 //
 // Each case picks a program and a function, then tries K random primitives with random
-// arguments drawn from the current IR; refused ones are skipped (they must be refused with a
-// ScheduleError, never crash). The scheduled function must also survive the round trip
-// (print, re-parse, print). Parallel, vectorized and thread-bound loops must not depend on the
-// order of their iterations: the scheduled function also runs with each of them reversed and
-// must give the same outputs (the interpreter runs them in order, so a race would hide).
-// Floats compare with a relative tolerance of 1e-4 (rfactor and
-// decomposed reductions may reassociate sums); integers and bools compare exactly.
+// arguments drawn from the current IR (test/fuzzers/RandomSchedule.h, shared with the libFuzzer
+// harness and tdsl-progfuzz; a failure prints the schedule as script text). Refused ones are
+// skipped (they must be refused with a ScheduleError, never crash). The scheduled function must
+// also survive the round trip (print, re-parse, print). Parallel, vectorized and thread-bound
+// loops must not depend on the order of their iterations: the scheduled function also runs with
+// each of them reversed and must give the same outputs (the interpreter runs them in order, so
+// a race would hide). Floats compare with a relative tolerance of 1e-4 (rfactor and decomposed
+// reductions may reassociate sums); integers and bools compare exactly.
 
 #include "backends/interp/Interpreter.h"
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "passes/schedule/Primitives.h"
+#include "test/fuzzers/RandomSchedule.h"
 #include "tools/driver/Driver.h"
 
 #include <chrono>
@@ -51,18 +53,6 @@ std::optional<Module> load(const std::string &path, const std::string *text, std
   return c.buildIR();
 }
 
-std::vector<const For *> allLoops(const Stmt &s) {
-  struct V : IRVisitor {
-    std::vector<const For *> loops;
-    void visit(const For *op) override {
-      loops.push_back(op);
-      IRVisitor::visit(op);
-    }
-  } v;
-  v.visitStmt(s);
-  return v.loops;
-}
-
 /// `f` with every parallel, vectorized or thread-bound loop running its iterations backwards
 /// (serially): `for i in lo..lo+n parallel { S(i) }` becomes `for i' in 0..n { S(lo + n-1 - i') }`.
 Func reverseParallelLoops(const Func &f) {
@@ -83,190 +73,6 @@ Func reverseParallelLoops(const Func &f) {
   return PrimFunc::make(p->name, p->constVars, p->inputs, p->outputs, p->shapeVars, p->allocBuffers,
                         r.mutate(p->body), p->loc);
 }
-
-/// Buffers a block reads (`reads`) or writes.
-std::vector<Buffer> accessed(const Block *b, bool writes) {
-  struct V : IRVisitor {
-    bool writes;
-    std::vector<Buffer> out;
-    void add(const Buffer &x) {
-      for (const Buffer &y : out)
-        if (y == x)
-          return;
-      out.push_back(x);
-    }
-    void visit(const BufferLoad *op) override {
-      if (!writes)
-        add(op->buffer);
-      IRVisitor::visit(op);
-    }
-    void visit(const BufferStore *op) override {
-      if (writes)
-        add(op->buffer);
-      IRVisitor::visit(op);
-    }
-  } v;
-  v.writes = writes;
-  v.visitStmt(b->body);
-  v.visitStmt(b->init);
-  return v.out;
-}
-
-class Fuzzer {
-public:
-  explicit Fuzzer(uint64_t seed) : rng_(seed) {}
-
-  template <typename T> const T &pick(const std::vector<T> &v) { return v[rng_() % v.size()]; }
-  int64_t range(int64_t lo, int64_t hi) { return lo + int64_t(rng_() % uint64_t(hi - lo + 1)); }
-
-  /// One random primitive on `s`; returns a description, or "" if nothing applicable.
-  std::string step(schedule::ScheduleState &s) {
-    std::vector<const For *> loops = allLoops(s.prim().body);
-    std::vector<const Block *> blocks = s.blocks();
-    if (blocks.empty())
-      return "";
-    static const std::vector<std::string> prims = {"split",
-                                                   "split",
-                                                   "fuse",
-                                                   "reorder",
-                                                   "tile",
-                                                   "parallel",
-                                                   "vectorize",
-                                                   "unroll",
-                                                   "compute_at",
-                                                   "reverse_compute_at",
-                                                   "compute_inline",
-                                                   "reverse_compute_inline",
-                                                   "decompose_reduction",
-                                                   "cache_read",
-                                                   "cache_write",
-                                                   "rfactor",
-                                                   "set_scope",
-                                                   "blockize",
-                                                   "transform_layout",
-                                                   "storage_align"};
-    std::string p = pick(prims);
-    const Block *b = pick(blocks);
-    std::string bn = b->name;
-    std::vector<Var> above;
-    for (const For *f : s.loopsAbove(b))
-      above.push_back(f->loopVar);
-    if (p == "split" && !loops.empty()) {
-      const For *l = pick(loops);
-      int64_t f = range(2, 5);
-      bool inferOuter = rng_() % 2;
-      schedule::split(s, l->loopVar,
-                      inferOuter ? std::vector<std::optional<int64_t>>{std::nullopt, f}
-                                 : std::vector<std::optional<int64_t>>{f, std::nullopt});
-      return "split(" + l->loopVar.name() + ", " + std::to_string(f) + ")";
-    }
-    if (p == "fuse" && above.size() >= 2) {
-      size_t i = rng_() % (above.size() - 1);
-      schedule::fuse(s, {above[i], above[i + 1]});
-      return "fuse(" + above[i].name() + ", " + above[i + 1].name() + ")";
-    }
-    if (p == "reorder" && above.size() >= 2) {
-      std::vector<Var> order = above;
-      std::shuffle(order.begin(), order.end(), rng_);
-      order.resize(std::min<size_t>(order.size(), 2 + rng_() % 2));
-      schedule::reorder(s, order);
-      return "reorder(" + order[0].name() + ", …)";
-    }
-    if (p == "tile" && above.size() >= 2) {
-      size_t i = rng_() % (above.size() - 1);
-      schedule::tile(s, above[i], above[i + 1], range(2, 4), range(2, 4));
-      return "tile(" + above[i].name() + ", " + above[i + 1].name() + ")";
-    }
-    if ((p == "parallel" || p == "vectorize" || p == "unroll") && !loops.empty()) {
-      const For *l = pick(loops);
-      if (p == "parallel")
-        schedule::parallel(s, l->loopVar);
-      else if (p == "vectorize")
-        schedule::vectorize(s, l->loopVar);
-      else
-        schedule::unroll(s, l->loopVar);
-      return p + "(" + l->loopVar.name() + ")";
-    }
-    if ((p == "compute_at" || p == "reverse_compute_at") && !loops.empty()) {
-      const For *l = pick(loops);
-      if (p == "compute_at")
-        schedule::computeAt(s, bn, l->loopVar);
-      else
-        schedule::reverseComputeAt(s, bn, l->loopVar);
-      return p + "(" + bn + ", " + l->loopVar.name() + ")";
-    }
-    if (p == "compute_inline") {
-      schedule::computeInline(s, bn);
-      return p + "(" + bn + ")";
-    }
-    if (p == "reverse_compute_inline") {
-      schedule::reverseComputeInline(s, bn);
-      return p + "(" + bn + ")";
-    }
-    if (p == "decompose_reduction" && !above.empty()) {
-      Var l = pick(above);
-      schedule::decomposeReduction(s, bn, l);
-      return p + "(" + bn + ", " + l.name() + ")";
-    }
-    if (p == "cache_read" || p == "cache_write" || p == "set_scope") {
-      std::vector<Buffer> bufs = accessed(b, p != "cache_read");
-      if (bufs.empty())
-        return "";
-      Buffer buf = pick(bufs);
-      if (p == "cache_read")
-        schedule::cacheRead(s, bn, buf, MemScope::Local);
-      else if (p == "cache_write")
-        schedule::cacheWrite(s, bn, buf, MemScope::Local);
-      else
-        schedule::setScope(s, bn, buf, MemScope::Local);
-      return p + "(" + bn + ", " + buf.name() + ")";
-    }
-    if (p == "blockize" && !loops.empty()) {
-      const For *l = pick(loops);
-      schedule::blockize(s, l->loopVar);
-      return p + "(" + l->loopVar.name() + ")";
-    }
-    if (p == "transform_layout" || p == "storage_align") {
-      std::vector<Buffer> bufs = accessed(b, true);
-      if (bufs.empty())
-        return "";
-      Buffer buf = pick(bufs);
-      if (p == "storage_align") {
-        if (buf.rank() == 0)
-          return "";
-        int64_t factor = range(2, 8);
-        schedule::storageAlign(s, bn, buf, range(0, int64_t(buf.rank()) - 1), factor,
-                               range(0, factor - 1));
-        return p + "(" + bn + ", " + buf.name() + ")";
-      }
-      // A transpose of a rank-2 buffer, or a rank-1 buffer folded in two.
-      std::vector<Var> params;
-      std::vector<Expr> results;
-      if (buf.rank() == 2) {
-        params = {Var("i"), Var("j")};
-        results = {VarRef::make(params[1]), VarRef::make(params[0])};
-      } else if (buf.rank() == 1) {
-        params = {Var("i")};
-        results = {VarRef::make(params[0]) / intImm(2), VarRef::make(params[0]) % intImm(2)};
-      } else {
-        return "";
-      }
-      schedule::transformLayout(s, bn, buf, params, results);
-      return p + "(" + bn + ", " + buf.name() + ")";
-    }
-    if (p == "rfactor" && !loops.empty()) {
-      const For *l = pick(loops);
-      schedule::rfactor(s, l->loopVar, 0);
-      return p + "(" + l->loopVar.name() + ", 0)";
-    }
-    return "";
-  }
-
-  std::mt19937_64 &rng() { return rng_; }
-
-private:
-  std::mt19937_64 rng_;
-};
 
 interp::ArgMap randomInputs(interp::Interpreter &in, const Func &f, std::mt19937_64 &rng,
                             std::string &error) {
@@ -364,25 +170,26 @@ int main(int argc, char **argv) {
     std::cerr << "tdsl-schedule-fuzz: error: no programs\n";
     return 2;
   }
-  Fuzzer fz(seed);
+  std::mt19937_64 rng(seed);
   auto start = std::chrono::steady_clock::now();
   int ran = 0, failures = 0, applied = 0, refused = 0;
   for (int c = 0; c < cases; ++c) {
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > seconds)
       break;
-    Program &prog = programs[fz.rng()() % programs.size()];
+    Program &prog = programs[rng() % programs.size()];
     std::vector<Func> funcs;
     for (const Func &f : prog.module.functions())
       if (f.as<PrimFunc>() && f.name().find('.') == std::string::npos)
         funcs.push_back(f);
     if (funcs.empty())
       continue;
-    Func original = funcs[fz.rng()() % funcs.size()];
+    Func original = funcs[rng() % funcs.size()];
     schedule::ScheduleState state(original, "cpu");
+    fuzz::RandomScheduler scheduler(state, [&](uint64_t n) { return rng() % n; });
     std::vector<std::string> trace;
     for (int k = 0; k < steps; ++k) {
       try {
-        std::string d = fz.step(state);
+        std::string d = scheduler.step();
         if (!d.empty()) {
           trace.push_back(d);
           ++applied;
@@ -397,7 +204,7 @@ int main(int argc, char **argv) {
       std::cout << "FAIL case " << c << " (" << prog.path << ", func " << original.name()
                 << "): " << what << "\n  schedule:";
       for (const std::string &t : trace)
-        std::cout << " " << t << ";";
+        std::cout << " " << t;
       std::cout << "\n--- scheduled IR\n" << toString(state.func()) << "\n";
     };
     // Round trip of the scheduled function.
@@ -414,7 +221,7 @@ int main(int argc, char **argv) {
     // Numerical comparison.
     interp::Interpreter in1(prog.module), in2(m2);
     std::string error;
-    interp::ArgMap inputs = randomInputs(in1, original, fz.rng(), error);
+    interp::ArgMap inputs = randomInputs(in1, original, rng, error);
     if (!error.empty()) {
       fail("cannot make inputs: " + error);
       continue;
