@@ -809,6 +809,35 @@ TDSL_IR_DECLARE_SCALAR_OPS(/)
 TDSL_IR_DECLARE_SCALAR_OPS(%)
 #undef TDSL_IR_DECLARE_SCALAR_OPS
 
+// ---------------------------------------------------------------------------------------------
+// Dispatch on the node kind
+// ---------------------------------------------------------------------------------------------
+
+/// Calls `f` with `e`'s node cast to its own type (`f` takes `const auto *`): the one switch
+/// over the expression kinds that the traversals share. `e` must be defined.
+template <typename F> decltype(auto) dispatch(const Expr &e, F &&f) {
+  switch (e.kind()) {
+#define TDSL_IR_CASE(NAME)                                                                         \
+  case ExprKind::NAME:                                                                             \
+    return f(static_cast<const NAME *>(e.get()));
+    TDSL_FOR_EACH_EXPR_NODE(TDSL_IR_CASE)
+#undef TDSL_IR_CASE
+  }
+  __builtin_unreachable();
+}
+
+/// The same over the statement kinds.
+template <typename F> decltype(auto) dispatch(const Stmt &s, F &&f) {
+  switch (s.kind()) {
+#define TDSL_IR_CASE(NAME)                                                                         \
+  case StmtKind::NAME:                                                                             \
+    return f(static_cast<const NAME *>(s.get()));
+    TDSL_FOR_EACH_STMT_NODE(TDSL_IR_CASE)
+#undef TDSL_IR_CASE
+  }
+  __builtin_unreachable();
+}
+
 } // namespace tdsl::ir
 
 template <> struct std::hash<tdsl::ir::Var> {

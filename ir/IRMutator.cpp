@@ -6,27 +6,13 @@ namespace tdsl::ir {
 Expr IRMutator::mutate(const Expr &expr) {
   if (!expr.defined())
     return expr;
-  switch (expr.kind()) {
-#define TDSL_IR_CASE(NAME)                                                                         \
-  case ExprKind::NAME:                                                                             \
-    return visit(static_cast<const NAME *>(expr.get()));
-    TDSL_FOR_EACH_EXPR_NODE(TDSL_IR_CASE)
-#undef TDSL_IR_CASE
-  }
-  return expr;
+  return dispatch(expr, [this](const auto *op) { return visit(op); });
 }
 
 Stmt IRMutator::mutate(const Stmt &stmt) {
   if (!stmt.defined())
     return stmt;
-  switch (stmt.kind()) {
-#define TDSL_IR_CASE(NAME)                                                                         \
-  case StmtKind::NAME:                                                                             \
-    return visit(static_cast<const NAME *>(stmt.get()));
-    TDSL_FOR_EACH_STMT_NODE(TDSL_IR_CASE)
-#undef TDSL_IR_CASE
-  }
-  return stmt;
+  return dispatch(stmt, [this](const auto *op) { return visit(op); });
 }
 
 std::vector<Expr> IRMutator::mutateExprs(const std::vector<Expr> &exprs, bool &changed) {

@@ -6,25 +6,13 @@ namespace tdsl::ir {
 void IRVisitor::visitExpr(const Expr &expr) {
   if (!expr.defined())
     return;
-  switch (expr.kind()) {
-#define TDSL_IR_CASE(NAME)                                                                         \
-  case ExprKind::NAME:                                                                             \
-    return visit(static_cast<const NAME *>(expr.get()));
-    TDSL_FOR_EACH_EXPR_NODE(TDSL_IR_CASE)
-#undef TDSL_IR_CASE
-  }
+  dispatch(expr, [this](const auto *op) { visit(op); });
 }
 
 void IRVisitor::visitStmt(const Stmt &stmt) {
   if (!stmt.defined())
     return;
-  switch (stmt.kind()) {
-#define TDSL_IR_CASE(NAME)                                                                         \
-  case StmtKind::NAME:                                                                             \
-    return visit(static_cast<const NAME *>(stmt.get()));
-    TDSL_FOR_EACH_STMT_NODE(TDSL_IR_CASE)
-#undef TDSL_IR_CASE
-  }
+  dispatch(stmt, [this](const auto *op) { visit(op); });
 }
 
 void IRVisitor::visitRegions(const std::vector<BufferRegion> &regions) {

@@ -3,9 +3,13 @@
   /usr/bin/python3 model.py write DIR [BATCH]   # DIR/{x,w1,w2,wl,bl}.npy and DIR/ref.npy
   /usr/bin/python3 model.py compare DIR GOT.npy # MATCH o (rtol 1e-4, atol 1e-5) or MISMATCH
 """
+import os
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from model_cli import run  # noqa: E402  (examples/model_cli.py: write and compare)
 
 
 def params(batch):
@@ -38,15 +42,4 @@ def reference(p):
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "write":
-        folder, batch = sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 2
-        p = params(batch)
-        for name, value in p.items():
-            np.save("%s/%s.npy" % (folder, name), value)
-        np.save(folder + "/ref.npy", reference(p))
-    else:
-        got, want = np.load(sys.argv[3]), np.load(sys.argv[2] + "/ref.npy")
-        ok = got.shape == want.shape and np.allclose(got, want, rtol=1e-4, atol=1e-5)
-        print("%s o: max abs diff %g" % ("MATCH" if ok else "MISMATCH",
-                                          np.abs(got.astype(np.float64) - want).max()))
-        sys.exit(0 if ok else 1)
+    run(params, reference, default_batch=2)

@@ -214,6 +214,13 @@ struct Const {
     return std::accumulate(dims.begin(), dims.end(), int64_t(1), std::multiplies<int64_t>());
   }
   size_t size() const { return isFloat() ? f.size() : i.size(); }
+  /// Appends element `k` of `from` (of the same element type).
+  void append(const Const &from, int64_t k) {
+    if (isFloat())
+      f.push_back(from.f[k]);
+    else
+      i.push_back(from.i[k]);
+  }
 };
 
 struct Value {
@@ -1089,10 +1096,7 @@ void Importer::foldWhere() {
       fail("cannot fold a symbolic condition");
     const Const &from = sel.c ? a : b;
     int64_t idx = broadcastIndex(c.dims, from.dims, k);
-    if (c.isFloat())
-      c.f.push_back(from.f[idx]);
-    else
-      c.i.push_back(from.i[idx]);
+    c.append(from, idx);
   }
   defineConst(0, c);
 }
@@ -1144,10 +1148,7 @@ void Importer::foldGather() {
         fail("index " + std::to_string(id) + " is out of range");
       for (int64_t q = 0; q < inner; ++q) {
         int64_t src = (o * n + j) * inner + q;
-        if (c.isFloat())
-          c.f.push_back(data.f[src]);
-        else
-          c.i.push_back(data.i[src]);
+        c.append(data, src);
       }
     }
   defineConst(0, c);
@@ -1199,10 +1200,7 @@ void Importer::foldSlice() {
     int64_t src = 0;
     for (int64_t k = 0; k < r; ++k)
       src += (b[k] + (flat / os[k] % c.dims[k]) * st[k]) * is[k];
-    if (c.isFloat())
-      c.f.push_back(data.f[src]);
-    else
-      c.i.push_back(data.i[src]);
+    c.append(data, src);
   }
   defineConst(0, c);
 }
@@ -1226,10 +1224,7 @@ void Importer::foldConcat() {
       const Const &p = constIn(k, "an input");
       int64_t chunk = static_cast<int64_t>(p.size()) / std::max<int64_t>(outer, 1);
       for (int64_t q = 0; q < chunk; ++q) {
-        if (c.isFloat())
-          c.f.push_back(p.f[o * chunk + q]);
-        else
-          c.i.push_back(p.i[o * chunk + q]);
+        c.append(p, o * chunk + q);
       }
     }
   defineConst(0, c);
@@ -1284,10 +1279,7 @@ void Importer::foldTranspose() {
     int64_t src = 0;
     for (size_t k = 0; k < r; ++k)
       src += (flat / os[k] % c.dims[k]) * is[perm[k]];
-    if (c.isFloat())
-      c.f.push_back(x.f[src]);
-    else
-      c.i.push_back(x.i[src]);
+    c.append(x, src);
   }
   defineConst(0, c);
 }
@@ -1304,10 +1296,7 @@ void Importer::foldExpand() {
     fail("the constant is too large to fold");
   for (int64_t k = 0; k < c.numel(); ++k) {
     int64_t src = broadcastIndex(c.dims, x.dims, k);
-    if (c.isFloat())
-      c.f.push_back(x.f[src]);
-    else
-      c.i.push_back(x.i[src]);
+    c.append(x, src);
   }
   defineConst(0, c);
 }

@@ -56,6 +56,20 @@ def literal(value):
     return str(value)
 
 
+def harness_defines(func, stem, inputs, outputs):
+    """The -I and -D flags that make harness.cpp call `func`'s DLPack entry: one `&t[k]` per
+    array argument, a literal for each scalar, in the order of the parameters."""
+    args, t = [], 0
+    for value in list(inputs.values()) + list(outputs.values()):
+        if isinstance(value, np.ndarray):
+            args.append("&t[%d]" % t)
+            t += 1
+        else:
+            args.append(literal(value))
+    return ["-I", TMP, '-DTDSL_HEADER="%s.h"' % os.path.basename(stem),
+            "-DTDSL_CALL(t)=%s_dlpack(%s)" % (func, ", ".join(args))]
+
+
 def build(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag="", obj=False, ldflags=()):
     """Emits and compiles `func`; returns the harness executable. `ldflags` come last on the
     link line (libraries defining extern symbols)."""
@@ -65,16 +79,8 @@ def build(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag="", obj=False,
     else:
         run_or_die([TDSLC, SOURCE, "--func", func, "--emit=cpp", "-o", stem + ".cpp"] + list(tdslc_flags))
     run_or_die([TDSLC, SOURCE, "--func", func, "--emit=header", "-o", stem + ".h"] + list(tdslc_flags))
-    args, t = [], 0
-    for value in list(inputs.values()) + list(outputs.values()):
-        if isinstance(value, np.ndarray):
-            args.append("&t[%d]" % t)
-            t += 1
-        else:
-            args.append(literal(value))
-    call = "TDSL_CALL(t)=%s_dlpack(%s)" % (func, ", ".join(args))
     exe = stem + ".exe"
-    defines = ["-I", TMP, '-DTDSL_HEADER="%s.h"' % os.path.basename(stem), "-D" + call]
+    defines = harness_defines(func, stem, inputs, outputs)
     if obj:
         flags = [f for f in CXXFLAGS if f != "-fopenmp"] + list(cxxflags)
         run_or_die(["g++"] + flags + defines + [os.path.join(HERE, "harness.cpp"), stem + ".o", "-o", exe] + OBJ_LDFLAGS
@@ -91,15 +97,7 @@ def build_both(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag=""):
     run_or_die([TDSLC, SOURCE, "--func", func, "--emit=cpp", "-o", stem + ".cpp"] + list(tdslc_flags))
     run_or_die([TDSLC, SOURCE, "--func", func, "--emit=header", "-o", stem + ".h"] + list(tdslc_flags))
     run_or_die([TDSLC, SOURCE, "--func", func, "--emit=obj", "-o", stem + ".llvm.o"] + list(tdslc_flags))
-    args, t = [], 0
-    for value in list(inputs.values()) + list(outputs.values()):
-        if isinstance(value, np.ndarray):
-            args.append("&t[%d]" % t)
-            t += 1
-        else:
-            args.append(literal(value))
-    defines = ["-I", TMP, '-DTDSL_HEADER="%s.h"' % os.path.basename(stem),
-               "-DTDSL_CALL(t)=%s_dlpack(%s)" % (func, ", ".join(args))]
+    defines = harness_defines(func, stem, inputs, outputs)
     flags = CXXFLAGS + list(cxxflags)
     run_or_die(["g++", "-c"] + flags + defines + [os.path.join(HERE, "harness.cpp"), "-o", stem + ".harness.o"])
     run_or_die(["g++", "-c"] + flags + [stem + ".cpp", "-o", stem + ".cpp.o"])

@@ -100,48 +100,63 @@ bool writeNpy(const std::string &path, const Array &a) {
   return static_cast<bool>(out);
 }
 
+/// Reads the array an argument names: IN.npy, or out:INIT.npy:RESULT.npy (read from INIT,
+/// written back to RESULT). False, with a message from `tool`, when it cannot be read.
+bool loadArgument(const std::string &arg, Array &a, const char *tool) {
+  std::string path = arg;
+  if (arg.rfind("out:", 0) == 0) {
+    size_t colon = arg.find(':', 4);
+    path = arg.substr(4, colon - 4);
+    a.resultPath = arg.substr(colon + 1);
+  }
+  a.path = path;
+  if (readNpy(path, a))
+    return true;
+  std::cerr << tool << ": cannot read '" << path << "'\n";
+  return false;
+}
+
+/// A DLTensor over `a`'s bytes (compact, on the CPU); a file named *.bf16.npy holds bf16.
+DLTensor tensorOf(Array &a) {
+  DLTensor t{};
+  t.data = a.bytes.data();
+  t.device = DLDevice{kDLCPU, 0};
+  t.ndim = static_cast<int32_t>(a.shape.size());
+  t.dtype = dlType(a.descr);
+  const std::string &name = a.path;
+  if (name.size() > 9 && name.compare(name.size() - 9, 9, ".bf16.npy") == 0)
+    t.dtype.code = kDLBfloat;
+  t.shape = a.shape.data();
+  t.strides = nullptr;
+  t.byte_offset = 0;
+  return t;
+}
+
+/// Writes every output argument back to its RESULT file.
+bool writeResults(const std::vector<Array> &arrays, const char *tool) {
+  for (const Array &a : arrays)
+    if (!a.resultPath.empty() && !writeNpy(a.resultPath, a)) {
+      std::cerr << tool << ": cannot write '" << a.resultPath << "'\n";
+      return false;
+    }
+  return true;
+}
+
 } // namespace
 
 #ifndef TDSL_HARNESS_NO_MAIN
 int main(int argc, char **argv) {
   std::vector<Array> arrays(static_cast<size_t>(argc - 1));
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i], path = arg;
-    Array &a = arrays[static_cast<size_t>(i - 1)];
-    if (arg.rfind("out:", 0) == 0) {
-      size_t colon = arg.find(':', 4);
-      path = arg.substr(4, colon - 4);
-      a.resultPath = arg.substr(colon + 1);
-    }
-    a.path = path;
-    if (!readNpy(path, a)) {
-      std::cerr << "harness: cannot read '" << path << "'\n";
+  for (int i = 1; i < argc; ++i)
+    if (!loadArgument(argv[i], arrays[static_cast<size_t>(i - 1)], "harness"))
       return 2;
-    }
-  }
-  std::vector<DLTensor> t(arrays.size());
-  for (size_t i = 0; i < arrays.size(); ++i) {
-    Array &a = arrays[i];
-    t[i].data = a.bytes.data();
-    t[i].device = DLDevice{kDLCPU, 0};
-    t[i].ndim = static_cast<int32_t>(a.shape.size());
-    t[i].dtype = dlType(a.descr);
-    const std::string &name = a.path;
-    if (name.size() > 9 && name.compare(name.size() - 9, 9, ".bf16.npy") == 0)
-      t[i].dtype.code = kDLBfloat;
-    t[i].shape = a.shape.data();
-    t[i].strides = nullptr;
-    t[i].byte_offset = 0;
-  }
+  std::vector<DLTensor> t;
+  for (Array &a : arrays)
+    t.push_back(tensorOf(a));
   if (int32_t status = TDSL_CALL(t)) {
     std::cerr << "harness: status " << status << ": " << tdsl_last_error() << "\n";
     return 1;
   }
-  for (const Array &a : arrays)
-    if (!a.resultPath.empty() && !writeNpy(a.resultPath, a)) {
-      std::cerr << "harness: cannot write '" << a.resultPath << "'\n";
-      return 2;
-    }
-  return 0;
+  return writeResults(arrays, "harness") ? 0 : 2;
 }
 #endif

@@ -32,47 +32,23 @@ int main(int argc, char **argv) {
   std::vector<Array> arrays;
   std::vector<double> scalars;
   for (int i = 2; i < argc; ++i) {
-    std::string arg = argv[i], path = arg;
+    std::string arg = argv[i];
     if (arg.rfind("s:", 0) == 0) {
       scalars.push_back(std::strtod(arg.c_str() + 2, nullptr));
       continue;
     }
-    Array a;
-    if (arg.rfind("out:", 0) == 0) {
-      size_t colon = arg.find(':', 4);
-      path = arg.substr(4, colon - 4);
-      a.resultPath = arg.substr(colon + 1);
-    }
-    a.path = path;
-    if (!readNpy(path, a)) {
-      std::cerr << "sweep_harness: cannot read '" << path << "'\n";
+    arrays.emplace_back();
+    if (!loadArgument(arg, arrays.back(), "sweep_harness"))
       return 2;
-    }
-    arrays.push_back(std::move(a));
   }
-  std::vector<DLTensor> t(arrays.size() + 1);
-  for (size_t i = 0; i < arrays.size(); ++i) {
-    Array &a = arrays[i];
-    t[i].data = a.bytes.data();
-    t[i].device = DLDevice{kDLCPU, 0};
-    t[i].ndim = static_cast<int32_t>(a.shape.size());
-    t[i].dtype = dlType(a.descr);
-    const std::string &name = a.path;
-    if (name.size() > 9 && name.compare(name.size() - 9, 9, ".bf16.npy") == 0)
-      t[i].dtype.code = kDLBfloat;
-    t[i].shape = a.shape.data();
-    t[i].strides = nullptr;
-    t[i].byte_offset = 0;
-  }
+  std::vector<DLTensor> t;
+  for (Array &a : arrays)
+    t.push_back(tensorOf(a));
+  t.emplace_back(); // never read: keeps t.data() valid for a function without tensors
   scalars.push_back(0.0);
   if (int status = entry->call(t.data(), scalars.data())) {
     std::cerr << "sweep_harness: status " << status << ": " << tdsl_last_error() << "\n";
     return 1;
   }
-  for (const Array &a : arrays)
-    if (!a.resultPath.empty() && !writeNpy(a.resultPath, a)) {
-      std::cerr << "sweep_harness: cannot write '" << a.resultPath << "'\n";
-      return 2;
-    }
-  return 0;
+  return writeResults(arrays, "sweep_harness") ? 0 : 2;
 }
