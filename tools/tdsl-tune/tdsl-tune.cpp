@@ -193,6 +193,7 @@ private:
   std::map<std::string, std::vector<Candidate>> pool_; // measured ok candidates per task
   int64_t trialsDone_ = 0;
   Task *current_ = nullptr;
+  bool evolving_ = false;
 };
 
 std::optional<Candidate> Tuner::compile(Task &task, const std::vector<schedule::Decision> *decisions,
@@ -513,7 +514,8 @@ std::vector<schedule::Decision> Tuner::mutate(const Candidate &base, uint64_t &s
 
 void Tuner::progress(bool final) {
   std::ostringstream os;
-  os << "tdsl-tune: " << trialsDone_ << "/" << opts_.trials << " trials";
+  os << "tdsl-tune: " << trialsDone_ << "/" << opts_.trials << " trials ("
+     << (evolving_ ? "evolutionary" : "random") << ")";
   for (const Task &t : tasks_) {
     os << ", " << t.name << ": ";
     if (t.best > 0)
@@ -597,6 +599,26 @@ int Tuner::run() {
       current_ = &t;
       if (!prepareReference(t))
         continue;
+      // The measurements of earlier runs seed the pool of parents and the cost model.
+      std::vector<const tuning::Record *> earlier;
+      for (const tuning::Record &r : records_)
+        if (r.ok && r.key == t.key && r.target == target_ && r.generated == t.generated)
+          earlier.push_back(&r);
+      std::stable_sort(earlier.begin(), earlier.end(),
+                       [](const tuning::Record *a, const tuning::Record *b) {
+                         return a->seconds < b->seconds;
+                       });
+      if (earlier.size() > 256)
+        earlier.resize(256);
+      for (const tuning::Record *r : earlier)
+        if (std::optional<Candidate> c = compile(t, &r->decisions, opts_.seed)) {
+          auto &[xs, ys] = train_[t.name];
+          xs.push_back(c->features);
+          ys.push_back(float(-std::log(r->seconds)));
+          c->features.push_back(float(r->seconds));
+          pool_[t.name].push_back(*c);
+        }
+      train();
       uint64_t state = schedule::siteSeed(opts_.seed, t.key, 0);
       int64_t warmup = std::max<int64_t>(4, std::min<int64_t>(16, t.trials / 4));
       for (int64_t n = 0; n < t.trials; ++n) {
@@ -606,6 +628,7 @@ int Tuner::run() {
         // Random candidates first; then the best predicted of a population mutated from the
         // fastest measured ones, with some fresh draws.
         bool evolve = int64_t(pool_[t.name].size()) >= warmup;
+        evolving_ = evolve;
         double bestScore = 0;
         int evaluated = 0;
         for (int attempt = 0; attempt < (evolve ? 192 : 32) && evaluated < (evolve ? 48 : 1);
