@@ -369,9 +369,8 @@ const std::vector<std::pair<std::string, Primitive>> &primitives() {
          site.extent = extent->value;
          site.n = c.integer(c.arg(1));
          if (site.n < 1)
-           throw ArgError{c.arg(1).loc,
-                          "'sample_perfect_tile' needs n >= 1 factors, got " +
-                              std::to_string(site.n)};
+           throw ArgError{c.arg(1).loc, "'sample_perfect_tile' needs n >= 1 factors, got " +
+                                            std::to_string(site.n)};
          if (site.n > 16)
            throw ArgError{c.arg(1).loc, "'sample_perfect_tile' takes at most 16 factors, got " +
                                             std::to_string(site.n)};
@@ -381,10 +380,10 @@ const std::vector<std::pair<std::string, Primitive>> &primitives() {
              throw ArgError{c.arg(2).loc, "max_innermost must be at least 1, got " +
                                               std::to_string(site.maxInnermost)};
            if (site.n == 1 && site.extent > site.maxInnermost)
-             throw ArgError{c.arg(2).loc,
-                            "one factor must be the extent " + std::to_string(site.extent) +
-                                " of '" + v->name + "', which exceeds max_innermost " +
-                                std::to_string(site.maxInnermost)};
+             throw ArgError{c.arg(2).loc, "one factor must be the extent " +
+                                              std::to_string(site.extent) + " of '" + v->name +
+                                              "', which exceeds max_innermost " +
+                                              std::to_string(site.maxInnermost)};
          }
          if (site.extent < 1)
            throw ArgError{c.arg(0).loc, "'sample_perfect_tile' needs a loop of extent >= 1; '" +

@@ -161,7 +161,8 @@ bool isSample(const std::string &primitive) {
 
 } // namespace
 
-std::string plainScheduleText(const ScheduleScript &script, const std::vector<Decision> &decisions) {
+std::string plainScheduleText(const ScheduleScript &script,
+                              const std::vector<Decision> &decisions) {
   std::map<std::string, int64_t> decided;
   std::ostringstream os;
   os << "schedule " << script.func << (script.target.empty() ? "" : " for " + script.target)
@@ -383,8 +384,7 @@ std::optional<ScheduleScript> designSpace(const Func &func, int level) {
       s1.push_back(tiles[i][1]);
     }
   if (cache && !s1.empty())
-    w.call({}, "reverse_compute_at",
-           {ScriptWriter::name(copyBack), ScriptWriter::name(s1.back())});
+    w.call({}, "reverse_compute_at", {ScriptWriter::name(copyBack), ScriptWriter::name(s1.back())});
   // The reduction's init goes above the outer reduce tiles (TVM's post-processing does this).
   std::vector<std::string> r0;
   for (size_t i = 0; i < loopVars.size(); ++i)

@@ -22,8 +22,8 @@ po::typed_value<std::vector<std::string>> *value() { return po::value<std::vecto
 void addToolOptions(po::options_description &options) {
   options.add_options()("help,h", "")("define,D", value(), "")("include,I", value(), "")(
       "stdlib", value(), "")("target", value(), "")("via", value(), "")("opt-level", value(), "")(
-      "func", value(), "")("no-schedule", "")("ffp-contract", value(), "")("seed", value(), "")(
-      "tuning-db", value(), "");
+      "func", value(), "")("no-schedule", "")("ffp-contract", value(),
+                                              "")("seed", value(), "")("tuning-db", value(), "");
 }
 
 std::string parse(int argc, const char *const *argv, const po::options_description &options,

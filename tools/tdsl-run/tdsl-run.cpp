@@ -121,9 +121,8 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   po::options_description desc;
   cl::addToolOptions(desc);
   desc.add_options()("interpret", "")("bench", "")("check", "")("input", cl::value(), "")(
-      "output", cl::value(), "")("load", cl::value(), "")(
-      "threads", cl::value(), "")("repeat", cl::value(), "")("file", cl::value(),
-                                                             "")("json", cl::value(), "");
+      "output", cl::value(), "")("load", cl::value(), "")("threads", cl::value(), "")(
+      "repeat", cl::value(), "")("file", cl::value(), "")("json", cl::value(), "");
   cl::Parsed p;
   if (std::string error = cl::parse(argc, argv, desc, "file", {}, p); !error.empty())
     return usageError(error);
@@ -597,6 +596,9 @@ int main(int argc, char **argv) {
   RunOptions opts;
   if (std::optional<int> status = parseCommandLine(argc, argv, opts))
     return *status;
+  // --threads before anything is compiled: the target of --tuning-db's records counts threads.
+  if (opts.threads > 0)
+    setenv("OMP_NUM_THREADS", std::to_string(opts.threads).c_str(), 1);
   // A tensor larger than memory (shapes from -D, .npy files or large constant shapes) is an
   // error, not an abort.
   try {

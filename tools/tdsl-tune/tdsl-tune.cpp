@@ -27,8 +27,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <iomanip>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <set>
@@ -56,8 +56,9 @@ candidates, each checked against the unscheduled function first (spec §12, docs
   --seed N                 seed of the search (default 0): same seed and database, same
                            candidates
   --threads T              OpenMP threads of the measured runs (default: one per core)
-  --runner 'CMD'           run each measurement as `CMD tdsl-run …` through /bin/sh (e.g.
-                           `srun -n1`, or `ssh host`); the work folder must be shared
+  --runner 'CMD'           run each measurement through /bin/sh as `CMD COMMAND`, or with
+                           CMD's `{}` replaced by the quoted command (e.g. `srun -n1`,
+                           `ssh host {}`); the work folder must be shared
   --repeat N               timed calls per measurement, median (default 5)
   --timeout SECONDS        a measurement that runs longer fails (default 60)
   --work DIR               folder of the candidates' files (default: a fresh one in /tmp)
@@ -196,8 +197,8 @@ private:
   bool evolving_ = false;
 };
 
-std::optional<Candidate> Tuner::compile(Task &task, const std::vector<schedule::Decision> *decisions,
-                                        uint64_t seed) {
+std::optional<Candidate>
+Tuner::compile(Task &task, const std::vector<schedule::Decision> *decisions, uint64_t seed) {
   DriverOptions o = opts_;
   o.seed = seed;
   o.tuningDb.clear();
@@ -206,7 +207,8 @@ std::optional<Candidate> Tuner::compile(Task &task, const std::vector<schedule::
   c.sampling().seed = seed;
   int generated = task.generated;
   std::string key = task.key;
-  std::vector<schedule::Decision> given = decisions ? *decisions : std::vector<schedule::Decision>();
+  std::vector<schedule::Decision> given =
+      decisions ? *decisions : std::vector<schedule::Decision>();
   c.sampling().lookup = [&](const ir::Func &f) -> std::optional<schedule::TunedDecisions> {
     if (tuning::functionKey(f) != key)
       return std::nullopt;
@@ -355,8 +357,8 @@ bool Tuner::prepareReference(Task &task) {
     cmd += " --output " + q(out + "=" + (dir / (out + ".npy")).string());
   cmd += " > " + q((dir / "log").string()) + " 2>&1";
   if (shell(cmd) != 0) {
-    std::cerr << "tdsl-tune: error: the unscheduled '" << task.name
-              << "' does not run; see " << (dir / "log").string() << "\n";
+    std::cerr << "tdsl-tune: error: the unscheduled '" << task.name << "' does not run; see "
+              << (dir / "log").string() << "\n";
     return false;
   }
   task.reference = dir.string();
@@ -397,19 +399,28 @@ tuning::Record Tuner::measure(Task &task, const Candidate &c, int64_t serial) {
   tuning::Record cand = r;
   cand.ok = true;
   std::string db = (dir / "candidate.jsonl").string();
-  { std::ofstream(db) << tuning::toJson(cand) << "\n"; }
+  {
+    std::ofstream(db) << tuning::toJson(cand) << "\n";
+  }
   std::string json = (dir / "bench.json").string();
-  std::string cmd = (opts_.runner.empty() ? "" : opts_.runner + " ") + "timeout -k 5 " +
-                    std::to_string(int(opts_.timeout)) + " " + q(toolPath("tdsl-run")) + " " +
-                    runArgs(opts_, task.name, q) + " --tuning-db " + q(db) + " --bench --repeat " +
-                    std::to_string(opts_.repeat) + " --json " + q(json);
+  std::string cmd = "timeout -k 5 " + std::to_string(int(opts_.timeout)) + " " +
+                    q(toolPath("tdsl-run")) + " " + runArgs(opts_, task.name, q) + " --tuning-db " +
+                    q(db) + " --bench --repeat " + std::to_string(opts_.repeat) + " --json " +
+                    q(json);
   for (const std::string &out : task.outputs)
     cmd += " --output " + q(out + "=" + (dir / (out + ".npy")).string());
   std::string log = (dir / "log").string();
-  std::string env = opts_.threads > 0 ? "OMP_NUM_THREADS=" + std::to_string(opts_.threads) + " " : "";
-  int status = shell(env + cmd + " > " + q(log) + " 2>&1");
+  if (opts_.threads > 0)
+    cmd = "env OMP_NUM_THREADS=" + std::to_string(opts_.threads) + " " + cmd;
+  // The runner: `{}` stands for the command as one quoted word; else it is a prefix.
+  if (size_t at = opts_.runner.find("{}"); at != std::string::npos)
+    cmd = opts_.runner.substr(0, at) + q(cmd) + opts_.runner.substr(at + 2);
+  else if (!opts_.runner.empty())
+    cmd = opts_.runner + " " + cmd;
+  int status = shell(cmd + " > " + q(log) + " 2>&1");
   if (status != 0) {
-    r.error = status == 124 || status == 137 ? "timed out" : "exit status " + std::to_string(status);
+    r.error =
+        status == 124 || status == 137 ? "timed out" : "exit status " + std::to_string(status);
     std::ifstream in(log);
     std::string line, last;
     while (std::getline(in, line))
@@ -422,7 +433,8 @@ tuning::Record Tuner::measure(Task &task, const Candidate &c, int64_t serial) {
   for (const std::string &out : task.outputs) {
     std::string error;
     std::optional<runtime::Tensor> got = runtime::readNpy((dir / (out + ".npy")).string(), error);
-    std::optional<runtime::Tensor> want = runtime::readNpy(task.reference + "/" + out + ".npy", error);
+    std::optional<runtime::Tensor> want =
+        runtime::readNpy(task.reference + "/" + out + ".npy", error);
     if (!got || !want) {
       r.error = "no output: " + error;
       return r;
@@ -604,10 +616,9 @@ int Tuner::run() {
       for (const tuning::Record &r : records_)
         if (r.ok && r.key == t.key && r.target == target_ && r.generated == t.generated)
           earlier.push_back(&r);
-      std::stable_sort(earlier.begin(), earlier.end(),
-                       [](const tuning::Record *a, const tuning::Record *b) {
-                         return a->seconds < b->seconds;
-                       });
+      std::stable_sort(
+          earlier.begin(), earlier.end(),
+          [](const tuning::Record *a, const tuning::Record *b) { return a->seconds < b->seconds; });
       if (earlier.size() > 256)
         earlier.resize(256);
       for (const tuning::Record *r : earlier)
