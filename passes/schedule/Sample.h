@@ -1,4 +1,4 @@
-//===- passes/schedule/Sample.h - sample_* decisions and generated design spaces
+//===- passes/schedule/Sample.h - sample_* decisions and generated design spaces --------------===//
 //---------------===//
 //
 // A schedule with `sample_perfect_tile` and `sample_categorical` statements is a design space
