@@ -195,6 +195,8 @@ private:
   int64_t trialsDone_ = 0;
   Task *current_ = nullptr;
   bool evolving_ = false;
+  std::vector<std::string> outputs_; // of --func (a graph's results)
+  std::string reference_;            // folder of the unscheduled --func's outputs
 };
 
 std::optional<Candidate>
@@ -282,6 +284,23 @@ bool Tuner::findTasks() {
       std::cerr << "tdsl-tune: error: no function or graph named '" << opts_.func << "'\n";
       return false;
     }
+    if (auto *p = top.as<ir::PrimFunc>())
+      for (const ir::Buffer &b : p->outputs)
+        outputs_.push_back(b->name);
+    if (auto *g = top.as<ir::GraphFunc>())
+      for (const ir::Buffer &b : g->results)
+        outputs_.push_back(b->name);
+    // A graph's tasks: the functions it calls after the graph passes (fused ones included).
+    std::set<std::string> called;
+    if (auto *g = top.as<ir::GraphFunc>())
+      for (const ir::GraphItem &item : g->body) {
+        if (auto *c = std::get_if<ir::CallBinding>(&item))
+          called.insert(c->callee);
+        if (auto *d = std::get_if<ir::DataflowBlock>(&item))
+          for (const ir::GraphBinding &b : d->bindings)
+            if (auto *c = std::get_if<ir::CallBinding>(&b))
+              called.insert(c->callee);
+      }
     std::set<std::string> owned;
     for (const auto &[name, trace] : c.sampling().traces)
       owned.insert(name);
@@ -289,7 +308,7 @@ bool Tuner::findTasks() {
       auto *p = f.as<ir::PrimFunc>();
       if (!p || !p->body.defined())
         continue;
-      if (top.as<ir::PrimFunc>() && name != opts_.func)
+      if (top.as<ir::PrimFunc>() ? name != opts_.func : !called.count(name))
         continue;
       Task t;
       t.name = name;
@@ -348,20 +367,25 @@ std::string runArgs(const TuneOptions &o, const std::string &func,
 }
 
 bool Tuner::prepareReference(Task &task) {
+  if (!reference_.empty()) {
+    task.reference = reference_;
+    return true;
+  }
   auto q = [this](const std::string &s) { return shellQuote(s); };
-  fs::path dir = work_ / ("ref-" + task.key);
+  fs::path dir = work_ / "reference";
   fs::create_directories(dir);
   std::string cmd = "timeout -k 5 " + std::to_string(int(opts_.timeout * 4)) + " " +
-                    q(toolPath("tdsl-run")) + " " + runArgs(opts_, task.name, q) + " --no-schedule";
-  for (const std::string &out : task.outputs)
+                    q(toolPath("tdsl-run")) + " " + runArgs(opts_, opts_.func, q) +
+                    " --no-schedule";
+  for (const std::string &out : outputs_)
     cmd += " --output " + q(out + "=" + (dir / (out + ".npy")).string());
   cmd += " > " + q((dir / "log").string()) + " 2>&1";
   if (shell(cmd) != 0) {
-    std::cerr << "tdsl-tune: error: the unscheduled '" << task.name << "' does not run; see "
+    std::cerr << "tdsl-tune: error: the unscheduled '" << opts_.func << "' does not run; see "
               << (dir / "log").string() << "\n";
     return false;
   }
-  task.reference = dir.string();
+  task.reference = reference_ = dir.string();
   return true;
 }
 
@@ -400,14 +424,20 @@ tuning::Record Tuner::measure(Task &task, const Candidate &c, int64_t serial) {
   cand.ok = true;
   std::string db = (dir / "candidate.jsonl").string();
   {
-    std::ofstream(db) << tuning::toJson(cand) << "\n";
+    // The other tasks of a graph run with their best schedule so far.
+    std::ofstream os(db);
+    os << tuning::toJson(cand) << "\n";
+    for (const Task &other : tasks_)
+      if (&other != &task)
+        if (const tuning::Record *b = tuning::best(records_, other.key, target_))
+          os << tuning::toJson(*b) << "\n";
   }
   std::string json = (dir / "bench.json").string();
   std::string cmd = "timeout -k 5 " + std::to_string(int(opts_.timeout)) + " " +
-                    q(toolPath("tdsl-run")) + " " + runArgs(opts_, task.name, q) + " --tuning-db " +
-                    q(db) + " --bench --repeat " + std::to_string(opts_.repeat) + " --json " +
-                    q(json);
-  for (const std::string &out : task.outputs)
+                    q(toolPath("tdsl-run")) + " " + runArgs(opts_, opts_.func, q) +
+                    " --tuning-db " + q(db) + " --bench --repeat " + std::to_string(opts_.repeat) +
+                    " --json " + q(json);
+  for (const std::string &out : outputs_)
     cmd += " --output " + q(out + "=" + (dir / (out + ".npy")).string());
   std::string log = (dir / "log").string();
   if (opts_.threads > 0)
@@ -430,7 +460,7 @@ tuning::Record Tuner::measure(Task &task, const Candidate &c, int64_t serial) {
       r.error += ": " + last;
     return r;
   }
-  for (const std::string &out : task.outputs) {
+  for (const std::string &out : outputs_) {
     std::string error;
     std::optional<runtime::Tensor> got = runtime::readNpy((dir / (out + ".npy")).string(), error);
     std::optional<runtime::Tensor> want =
