@@ -433,7 +433,12 @@ tuning::Record Tuner::measure(Task &task, const Candidate &c, int64_t serial) {
           os << tuning::toJson(*b) << "\n";
   }
   std::string json = (dir / "bench.json").string();
-  std::string cmd = "timeout -k 5 " + std::to_string(int(opts_.timeout)) + " " +
+  // A candidate far slower than the best so far is cut off early: 10 times the best's
+  // (repeat + 2) calls, plus a few seconds of JIT compilation, within --timeout.
+  double limit = opts_.timeout;
+  if (task.best > 0)
+    limit = std::min(limit, std::max(5.0, 10 * task.best * double(opts_.repeat + 2) + 3));
+  std::string cmd = "timeout -k 5 " + std::to_string(int(std::ceil(limit))) + " " +
                     q(toolPath("tdsl-run")) + " " + runArgs(opts_, opts_.func, q) +
                     " --tuning-db " + q(db) + " --bench --repeat " + std::to_string(opts_.repeat) +
                     " --json " + q(json);
