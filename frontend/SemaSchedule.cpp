@@ -123,6 +123,18 @@ public:
       out.name = n->name;
       return out;
     }
+    // A real literal, possibly negated: a probability of sample_categorical (checked there).
+    const ast::Expr *lit = a.expr.get();
+    bool negative = false;
+    if (auto *u = lit->as<ast::UnaryExpr>(); u && u->op == ast::UnaryOp::Neg) {
+      lit = u->operand.get();
+      negative = true;
+    }
+    if (auto *f = lit->as<ast::FloatLit>()) {
+      out.kind = ScheduleArg::Kind::Float;
+      out.real = negative ? -f->value : f->value;
+      return out;
+    }
     std::optional<int64_t> v = constEval(*a.expr, params_, diags_);
     if (!v)
       return std::nullopt;

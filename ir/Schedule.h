@@ -18,10 +18,11 @@ namespace tdsl::ir {
 
 /// One argument of a primitive call.
 struct ScheduleArg {
-  enum class Kind { Name, Int, Placeholder, String, List, Lambda };
+  enum class Kind { Name, Int, Placeholder, String, List, Lambda, Float };
   Kind kind = Kind::Int;
   std::string name;               // Name; String (the text)
   int64_t value = 0;              // Int
+  double real = 0;                // Float (sample_categorical's probabilities)
   std::vector<ScheduleArg> items; // List
   std::vector<Var> lambdaParams;  // Lambda: `(i, j) => (results…)`
   std::vector<Expr> lambdaResults;

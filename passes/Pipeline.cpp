@@ -8,6 +8,7 @@
 #include "passes/lower/LowerGraph.h"
 #include "passes/lower/Pipeline.h"
 #include "passes/schedule/Apply.h"
+#include "passes/schedule/Sample.h"
 #include "support/Diagnostics.h"
 
 #include <algorithm>
@@ -371,14 +372,32 @@ bool Pipeline::Run::schedule() {
   std::map<std::string, ir::Func> current;
   for (const ir::Func &f : module.functions())
     current.emplace(f.name(), f);
-  applySchedules(module, scripts, targetName(opts.target), diags,
-                 [&](const std::string &step, const ir::Func &f) {
-                   auto it = current.find(f.name());
-                   if (it != current.end())
-                     printBefore(step, it->second);
-                   current[f.name()] = f;
-                   printAfter(step, f);
-                 });
+  // A function without a schedule of its own gets the design space a tuning record of it was
+  // measured in.
+  if (opts.sampling && opts.sampling->lookup) {
+    std::set<std::string> scheduled;
+    for (const ir::ScheduleScript &s : scripts)
+      scheduled.insert(s.func);
+    for (const ir::Func &f : module.functions()) {
+      if (!f.as<ir::PrimFunc>() || scheduled.count(f.name()))
+        continue;
+      std::optional<schedule::TunedDecisions> rec = opts.sampling->lookup(f);
+      if (!rec || rec->generated < 0)
+        continue;
+      if (std::optional<ir::ScheduleScript> space = schedule::designSpace(f, rec->generated))
+        scripts.push_back(std::move(*space));
+    }
+  }
+  applySchedules(
+      module, scripts, targetName(opts.target), diags,
+      [&](const std::string &step, const ir::Func &f) {
+        auto it = current.find(f.name());
+        if (it != current.end())
+          printBefore(step, it->second);
+        current[f.name()] = f;
+        printAfter(step, f);
+      },
+      opts.sampling);
   diags.flush();
   if (diags.hasErrors())
     return false;
@@ -404,8 +423,9 @@ void Pipeline::Run::scheduleFused(const std::vector<ir::ScheduleScript> &scripts
     if (!own.empty()) {
       std::ostringstream sink;
       DiagnosticEngine quiet(diags.sourceManager(), sink);
-      applySchedules(module, own, targetName(opts.target), quiet,
-                     [&](const std::string &step, const ir::Func &g) { printAfter(step, g); });
+      applySchedules(
+          module, own, targetName(opts.target), quiet,
+          [&](const std::string &step, const ir::Func &g) { printAfter(step, g); }, opts.sampling);
       if (quiet.hasErrors())
         module.replace(f);
     }

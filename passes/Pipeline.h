@@ -36,6 +36,10 @@
 #include <string>
 #include <vector>
 
+namespace tdsl::schedule {
+struct SampleContext;
+}
+
 namespace tdsl {
 
 class DiagnosticEngine;
@@ -92,6 +96,10 @@ struct PipelineOptions {
   std::vector<std::string> printAfter, printBefore;
   std::ostream *printStream = nullptr;
   TargetChecks checks;
+  /// How sample_* calls are decided (--seed, --tuning-db, tdsl-tune); null: the seed 0 draw.
+  /// A function without a schedule whose `lookup` record belongs to a generated design space
+  /// gets that space (passes/schedule/Sample.h).
+  schedule::SampleContext *sampling = nullptr;
 };
 
 /// The step names --print-ir-after|before and --list-passes know, in pipeline order: `sema`,

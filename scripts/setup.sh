@@ -11,7 +11,7 @@ packages=(
   libboost-program-options-dev libdlpack-dev googletest libgtest-dev libbenchmark-dev
   python3-numpy libdnnl-dev libopenblas-dev zlib1g-dev libzstd-dev libedit-dev
   libcurl4-openssl-dev libxml2-dev libffi-dev clang-format-19 clang-tidy-19
-  dpkg-dev pkgconf graphviz python3-matplotlib nlohmann-json3-dev
+  dpkg-dev pkgconf graphviz python3-matplotlib nlohmann-json3-dev libxgboost-dev
   libonnx-dev libprotobuf-dev python3-onnx python3-torch python3-torchvision
 )
 # The editor grammar's test runs vscode-textmate under Node.js (editors/); any node >= 18

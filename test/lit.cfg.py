@@ -19,6 +19,7 @@ config.substitutions.append(("%tdslc", os.path.join(config.tdsl_tools_dir, "tdsl
 config.substitutions.append(("%tdsl-run", os.path.join(config.tdsl_tools_dir, "tdsl-run")))
 config.substitutions.append(("%tdsl-import", os.path.join(config.tdsl_tools_dir, "tdsl-import")))
 config.substitutions.append(("%tdsl-lsp", os.path.join(config.tdsl_tools_dir, "tdsl-lsp")))
+config.substitutions.append(("%tdsl-tune", os.path.join(config.tdsl_tools_dir, "tdsl-tune")))
 config.substitutions.append(("%python", config.python3))
 config.substitutions.append(("%stdlib", os.path.join(config.tdsl_src_root, "stdlib")))
 config.substitutions.append(("%spec", os.path.join(config.tdsl_src_root, "..", "shared", "spec")))

@@ -4,10 +4,14 @@
 
 #include "passes/schedule/Apply.h"
 
+#include "ir/IRPrinter.h"
 #include "passes/schedule/Primitives.h"
+#include "passes/schedule/Sample.h"
 #include "support/Diagnostics.h"
 
+#include <cmath>
 #include <map>
+#include <sstream>
 #include <variant>
 
 namespace tdsl {
@@ -18,8 +22,39 @@ using schedule::ScheduleState;
 
 namespace {
 
-/// A handle bound by the script: a loop (its variable) or a block (its name).
-using Handle = std::variant<Var, std::string>;
+/// A handle bound by the script: a loop (its variable), a block (its name), or an integer a
+/// sample_* call decided.
+using Handle = std::variant<Var, std::string, int64_t>;
+
+/// How the sample_* calls of the script being run are decided.
+struct Sampling {
+  schedule::SampleContext *context = nullptr;
+  std::string func;
+  std::optional<schedule::TunedDecisions> recorded;
+  schedule::SampleTrace *trace = nullptr;
+  size_t next = 0;
+
+  /// The decision of the next site: the recorded one when it fits, else a seeded draw.
+  schedule::Decision decide(const schedule::SampleSite &site) {
+    size_t index = next++;
+    schedule::Decision d;
+    bool fromRecord = recorded && index < recorded->decisions.size() &&
+                      schedule::fitsSite(site, recorded->decisions[index]);
+    if (fromRecord) {
+      d = recorded->decisions[index];
+    } else {
+      uint64_t state = schedule::siteSeed(context ? context->seed : 0, func, index);
+      d = schedule::drawDecision(site, state);
+    }
+    if (trace) {
+      if (!fromRecord)
+        trace->fromRecord = false;
+      trace->sites.push_back(site);
+      trace->decisions.push_back(d);
+    }
+    return d;
+  }
+};
 
 /// An argument that cannot be used where it stands; reported at the argument.
 struct ArgError {
@@ -30,8 +65,11 @@ struct ArgError {
 class CallContext {
 public:
   CallContext(const ScheduleCall &call, ScheduleState &state,
-              std::map<std::string, Handle> &handles)
-      : call_(call), state_(state), handles_(handles) {}
+              std::map<std::string, Handle> &handles, Sampling &sampling)
+      : call_(call), state_(state), handles_(handles), sampling_(sampling) {}
+
+  Sampling &sampling() const { return sampling_; }
+  const ScheduleCall &call() const { return call_; }
 
   void arity(size_t n) const {
     if (call_.args.size() != n)
@@ -47,8 +85,8 @@ public:
       if (it != handles_.end()) {
         if (auto *v = std::get_if<Var>(&it->second))
           return *v;
-        throw ArgError{a.loc, "'" + a.name + "' is a block handle; '" + call_.primitive +
-                                  "' expects a loop here"};
+        throw ArgError{a.loc, "'" + a.name + "' is a " + handleKind(it->second) + "; '" +
+                                  call_.primitive + "' expects a loop here"};
       }
       throw ArgError{a.loc, "unknown loop handle '" + a.name +
                                 "'; bind loops first, e.g. i, j = loops(BLOCK)"};
@@ -63,8 +101,8 @@ public:
     if (it != handles_.end()) {
       if (auto *b = std::get_if<std::string>(&it->second))
         return *b;
-      throw ArgError{a.loc, "'" + a.name + "' is a loop handle; '" + call_.primitive +
-                                "' expects a block here"};
+      throw ArgError{a.loc, "'" + a.name + "' is a " + handleKind(it->second) + "; '" +
+                                call_.primitive + "' expects a block here"};
     }
     for (const Block *b : state_.blocks())
       if (b->name == a.name)
@@ -72,7 +110,27 @@ public:
     throw ArgError{a.loc, "no block named '" + a.name + "' in '" + state_.prim().name + "'"};
   }
 
+  static std::string handleKind(const Handle &h) {
+    if (std::holds_alternative<Var>(h))
+      return "loop handle";
+    if (std::holds_alternative<std::string>(h))
+      return "block handle";
+    return "sampled integer";
+  }
+
+  /// An integer: a literal or parameter, or a name bound by a sample_* call.
   int64_t integer(const ScheduleArg &a) const {
+    if (a.kind == ScheduleArg::Kind::Name) {
+      auto it = handles_.find(a.name);
+      if (it != handles_.end()) {
+        if (auto *v = std::get_if<int64_t>(&it->second))
+          return *v;
+        throw ArgError{a.loc, "'" + a.name + "' is a " + handleKind(it->second) + "; '" +
+                                  call_.primitive + "' expects an integer here"};
+      }
+      throw ArgError{a.loc, "'" + a.name + "' is not a schedule parameter or a sampled integer; '" +
+                                call_.primitive + "' expects an integer here"};
+    }
     if (a.kind != ScheduleArg::Kind::Int)
       throw ArgError{a.loc, "'" + call_.primitive + "' expects an integer here"};
     return a.value;
@@ -157,6 +215,7 @@ private:
   const ScheduleCall &call_;
   ScheduleState &state_;
   std::map<std::string, Handle> &handles_;
+  Sampling &sampling_;
 };
 
 std::vector<Handle> loopsToHandles(const std::vector<Var> &vars) {
@@ -292,6 +351,91 @@ const std::vector<std::pair<std::string, Primitive>> &primitives() {
          c.arity(1);
          c.bind({schedule::blockize(s, c.loop(c.arg(0)))});
        }},
+      {"sample_perfect_tile",
+       [](CallContext &c, ScheduleState &s) {
+         size_t nargs = c.call().args.size();
+         if (nargs != 2 && nargs != 3)
+           throw ArgError{c.call().loc, "'sample_perfect_tile' takes 2 or 3 arguments (loop, n[, "
+                                        "max_innermost]), got " +
+                                            std::to_string(nargs)};
+         Var v = c.loop(c.arg(0));
+         const For *loop = s.loop(v);
+         auto *extent = loop->extent.as<IntImm>();
+         if (!extent)
+           throw ArgError{c.arg(0).loc, "'sample_perfect_tile' needs a loop of constant extent; '" +
+                                            v->name + "' has extent " + toString(loop->extent)};
+         schedule::SampleSite site;
+         site.kind = schedule::SampleSite::Kind::PerfectTile;
+         site.extent = extent->value;
+         site.n = c.integer(c.arg(1));
+         if (site.n < 1)
+           throw ArgError{c.arg(1).loc, "'sample_perfect_tile' needs n >= 1 factors, got " +
+                                            std::to_string(site.n)};
+         if (site.n > 16)
+           throw ArgError{c.arg(1).loc, "'sample_perfect_tile' takes at most 16 factors, got " +
+                                            std::to_string(site.n)};
+         if (nargs == 3) {
+           site.maxInnermost = c.integer(c.arg(2));
+           if (site.maxInnermost < 1)
+             throw ArgError{c.arg(2).loc, "max_innermost must be at least 1, got " +
+                                              std::to_string(site.maxInnermost)};
+           if (site.n == 1 && site.extent > site.maxInnermost)
+             throw ArgError{c.arg(2).loc, "one factor must be the extent " +
+                                              std::to_string(site.extent) + " of '" + v->name +
+                                              "', which exceeds max_innermost " +
+                                              std::to_string(site.maxInnermost)};
+         }
+         if (site.extent < 1)
+           throw ArgError{c.arg(0).loc, "'sample_perfect_tile' needs a loop of extent >= 1; '" +
+                                            v->name + "' has extent " +
+                                            std::to_string(site.extent)};
+         schedule::Decision d = c.sampling().decide(site);
+         c.bind(std::vector<Handle>(d.begin(), d.end()));
+       }},
+      {"sample_categorical",
+       [](CallContext &c, ScheduleState &) {
+         c.arity(2);
+         const ScheduleArg &vs = c.arg(0), &ps = c.arg(1);
+         if (vs.kind != ScheduleArg::Kind::List)
+           throw ArgError{vs.loc, "'sample_categorical' expects a list of integer values, e.g. "
+                                  "[1, 2, 4]"};
+         if (ps.kind != ScheduleArg::Kind::List)
+           throw ArgError{ps.loc, "'sample_categorical' expects a list of probabilities, e.g. "
+                                  "[0.5, 0.25, 0.25]"};
+         if (vs.items.empty())
+           throw ArgError{vs.loc, "'sample_categorical' needs at least one value"};
+         if (vs.items.size() != ps.items.size())
+           throw ArgError{ps.loc, "'sample_categorical' has " + std::to_string(vs.items.size()) +
+                                      " value" + (vs.items.size() == 1 ? "" : "s") + " but " +
+                                      std::to_string(ps.items.size()) + " probabilit" +
+                                      (ps.items.size() == 1 ? "y" : "ies")};
+         schedule::SampleSite site;
+         site.kind = schedule::SampleSite::Kind::Categorical;
+         double sum = 0;
+         for (size_t i = 0; i < vs.items.size(); ++i) {
+           site.values.push_back(c.integer(vs.items[i]));
+           const ScheduleArg &p = ps.items[i];
+           double prob;
+           if (p.kind == ScheduleArg::Kind::Float)
+             prob = p.real;
+           else if (p.kind == ScheduleArg::Kind::Int)
+             prob = double(p.value);
+           else
+             throw ArgError{p.loc, "a probability must be a number"};
+           if (!(prob >= 0) || !(prob <= 1))
+             throw ArgError{p.loc, "a probability must be between 0 and 1"};
+           site.probs.push_back(prob);
+           sum += prob;
+         }
+         if (std::fabs(sum - 1.0) > 1e-6) {
+           std::ostringstream os;
+           os << sum;
+           throw ArgError{ps.loc, "the probabilities of 'sample_categorical' sum to " + os.str() +
+                                      ", not 1"};
+         }
+         schedule::Decision d = c.sampling().decide(site);
+         c.bind({Handle(d[0])});
+       }},
   };
   return table;
 }
@@ -310,7 +454,7 @@ const std::vector<std::string> &schedulePrimitiveNames() {
 
 bool applySchedules(Module &module, const std::vector<ScheduleScript> &scripts,
                     const std::string &target, DiagnosticEngine &diags,
-                    const ScheduleStepCallback &onStep) {
+                    const ScheduleStepCallback &onStep, schedule::SampleContext *sampling) {
   bool ok = true;
   for (const ScheduleScript &script : scripts) {
     Func f = module.lookup(script.func);
@@ -318,6 +462,22 @@ bool applySchedules(Module &module, const std::vector<ScheduleScript> &scripts,
       continue; // reported by name resolution
     ScheduleState state(f, target);
     std::map<std::string, Handle> handles;
+    Sampling samples;
+    samples.context = sampling;
+    samples.func = script.func;
+    bool samplesAny = false;
+    for (const ScheduleCall &call : script.calls)
+      samplesAny |= call.primitive.rfind("sample_", 0) == 0;
+    if (sampling && samplesAny) {
+      if (sampling->lookup)
+        samples.recorded = sampling->lookup(f);
+      schedule::SampleTrace &trace = sampling->traces[script.func];
+      trace = schedule::SampleTrace();
+      trace.script = script;
+      trace.fromRecord = samples.recorded.has_value();
+      trace.generated = samples.recorded ? samples.recorded->generated : -1;
+      samples.trace = &trace;
+    }
     bool scriptOk = true;
     for (const ScheduleCall &call : script.calls) {
       const Primitive *prim = nullptr;
@@ -330,7 +490,7 @@ bool applySchedules(Module &module, const std::vector<ScheduleScript> &scripts,
         break;
       }
       try {
-        CallContext c(call, state, handles);
+        CallContext c(call, state, handles, samples);
         (*prim)(c, state);
       } catch (const ScheduleError &e) {
         Diagnostic &d = diags.error(SourceRange(call.loc),

@@ -22,7 +22,8 @@ po::typed_value<std::vector<std::string>> *value() { return po::value<std::vecto
 void addToolOptions(po::options_description &options) {
   options.add_options()("help,h", "")("define,D", value(), "")("include,I", value(), "")(
       "stdlib", value(), "")("target", value(), "")("via", value(), "")("opt-level", value(), "")(
-      "func", value(), "")("no-schedule", "")("ffp-contract", value(), "");
+      "func", value(), "")("no-schedule", "")("ffp-contract", value(),
+                                              "")("seed", value(), "")("tuning-db", value(), "");
 }
 
 std::string parse(int argc, const char *const *argv, const po::options_description &options,
@@ -76,6 +77,21 @@ std::string readToolOptions(const Parsed &parsed, ToolOptions &opts) {
   for (const std::string &d : parsed.all("define"))
     if (std::string error = opts.defines.parse(d); !error.empty())
       return error;
+  if (auto text = parsed.last("seed")) {
+    size_t pos = 0;
+    unsigned long long seed = 0;
+    bool ok = !text->empty() && (*text)[0] >= '0' && (*text)[0] <= '9';
+    try {
+      seed = ok ? std::stoull(*text, &pos) : 0;
+    } catch (...) {
+      ok = false;
+    }
+    if (!ok || pos != text->size())
+      return "invalid value '" + *text + "' for --seed; expected an integer N >= 0";
+    opts.seed = seed;
+  }
+  if (auto db = parsed.last("tuning-db"))
+    opts.tuningDb = *db;
   opts.noSchedule = parsed.has("no-schedule");
   opts.includeDirs = parsed.all("include");
   if (auto f = parsed.last("func"))

@@ -36,7 +36,8 @@ struct Parsed {
 boost::program_options::typed_value<std::vector<std::string>> *value();
 
 /// Adds the options of ToolOptions: -D/--define, -I/--include, --stdlib, --target, --via,
-/// --opt-level (-O0..-O3), --ffp-contract, --func, --no-schedule, and -h/--help.
+/// --opt-level (-O0..-O3), --ffp-contract, --func, --no-schedule, --seed, --tuning-db, and
+/// -h/--help.
 void addToolOptions(boost::program_options::options_description &options);
 
 /// Parses argv[1..] against `options`, the other arguments going to the option `positional`.

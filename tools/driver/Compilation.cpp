@@ -7,6 +7,7 @@
 #include "frontend/Sema.h"
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
+#include "tools/driver/TuningDb.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -24,6 +25,9 @@ struct Compilation::State {
   ast::Module *main = nullptr;
   std::vector<ast::Module *> scheduleModules;
   PipelineOptions pipeline;
+  schedule::SampleContext sampling;
+  std::vector<tuning::Record> records; // --tuning-db
+  std::string target;                  // tuning::targetKey(), when there is a database
 
   State(const DriverOptions &opts, std::ostream &err, DiagnosticOptions dopts)
       : diags(sm, err, dopts), err(err),
@@ -139,7 +143,21 @@ Compilation::Compilation(const DriverOptions &opts, std::ostream &err) : opts_(o
   dopts.color = opts.color == "always" || (opts.color == "auto" && &err == &std::cerr && isatty(2));
   state_ = std::make_unique<State>(opts, err, dopts);
   state_->pipeline = pipelineOptions(opts, err, state_->sm, state_->diags);
+  state_->sampling.seed = opts.seed;
+  state_->pipeline.sampling = &state_->sampling;
+  if (!opts.tuningDb.empty()) {
+    State &st = *state_;
+    st.target = tuning::targetKey();
+    st.sampling.lookup = [&st](const ir::Func &f) -> std::optional<schedule::TunedDecisions> {
+      const tuning::Record *r = tuning::best(st.records, tuning::functionKey(f), st.target);
+      if (!r)
+        return std::nullopt;
+      return schedule::TunedDecisions{r->decisions, r->generated};
+    };
+  }
 }
+
+schedule::SampleContext &Compilation::sampling() { return state_->sampling; }
 
 Compilation::~Compilation() = default;
 
@@ -198,6 +216,11 @@ bool Compilation::writeDependencies(const std::string &target, std::string file)
 
 std::optional<ir::Module> Compilation::buildIR() {
   State &st = *state_;
+  if (!opts_.tuningDb.empty() && !tuning::readRecords(opts_.tuningDb, st.records)) {
+    st.diags.error(SourceRange(), "cannot read the tuning database '" + opts_.tuningDb + "'");
+    st.diags.flush();
+    return std::nullopt;
+  }
   std::vector<ast::Module *> modules;
   for (ast::Module *m : st.loader.modules())
     if (std::find(st.scheduleModules.begin(), st.scheduleModules.end(), m) ==

@@ -73,6 +73,8 @@ Schedules and imports:
   --schedule FILE            schedules that replace those of the source for the same function
   -D NAME=VALUE              schedule parameter or func constant (also -D FUNC.NAME=VALUE)
   --no-schedule              ignore all schedules
+  --seed N                   draws the sample_* decisions of schedules (default 0)
+  --tuning-db FILE           decisions and schedules recorded by tdsl-tune for this machine
   -I DIR                     import search path (the standard library is always found)
   --stdlib DIR               standard library folder (default: next to tdslc, or $TDSL_STDLIB)
   --func NAME                only this function (and what it calls)

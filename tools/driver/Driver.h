@@ -10,6 +10,7 @@
 #include "ir/IR.h"
 #include "ir/LoweredModule.h"
 #include "passes/Pipeline.h"
+#include "passes/schedule/Sample.h"
 #include "tools/driver/ToolOptions.h"
 
 #include <iosfwd>
@@ -78,6 +79,9 @@ public:
   /// an empty rule per import (-MD, -MF). False after reporting that it cannot be written.
   bool writeDependencies(const std::string &target, std::string file);
   DiagnosticEngine &diags();
+  /// How sample_* calls are decided (--seed, --tuning-db) and what they became; a tool may set
+  /// its own `lookup` before buildIR (tdsl-tune does).
+  schedule::SampleContext &sampling();
 
 private:
   struct State;

@@ -2,7 +2,7 @@
 //
 // What tdslc, tdsl-run and the tools to come take from their command lines the same way
 // (tools/driver/CommandLine.h reads them): the input, the target, -D, the import paths, --func,
-// --no-schedule, -O, --via and --ffp-contract.
+// --no-schedule, -O, --via, --ffp-contract, --seed and --tuning-db.
 //
 //===------------------------------------------------------------------------------------------===//
 #pragma once
@@ -33,6 +33,10 @@ struct ToolOptions {
   Via via = Via::LLVM;
   /// --ffp-contract=on|off (spec §11): fuse `a * b + c` into one multiply-add.
   bool fpContract = true;
+  /// --seed N: draws the sample_* decisions of schedules (spec §7); tdsl-run's random inputs.
+  uint64_t seed = 0;
+  /// --tuning-db FILE: the decisions and schedules recorded by tdsl-tune (spec §7, §12).
+  std::string tuningDb;
 };
 
 } // namespace tdsl

@@ -57,7 +57,9 @@ const char *kHelp = R"(usage: tdsl-run FILE.tdsl --func NAME [options]
   --output NAME=FILE.npy   write an output to a .npy file (others are summarised on stdout)
   --load LIB.so            a shared library that defines extern symbols
   -D NAME=VALUE            a generic constant of the function
-  --seed N                 seed of the random values of inputs not given (default 0)
+  --seed N                 seed of the random values of inputs not given and of the
+                           sample_* decisions of schedules (default 0)
+  --tuning-db FILE         decisions and schedules recorded by tdsl-tune for this machine
   -I DIR                   import search path (the standard library is always found)
   --stdlib DIR             standard library folder
   --bench                  time the compiled function: median time per call and GFLOP/s
@@ -80,7 +82,6 @@ struct RunOptions : DriverOptions {
   int64_t threads = 0, repeat = 10;
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
   std::vector<std::string> libraries;
-  uint64_t seed = 0;
   std::string json; // --json FILE (BenchJson.h)
 };
 
@@ -120,9 +121,8 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   po::options_description desc;
   cl::addToolOptions(desc);
   desc.add_options()("interpret", "")("bench", "")("check", "")("input", cl::value(), "")(
-      "output", cl::value(), "")("load", cl::value(), "")("seed", cl::value(), "")(
-      "threads", cl::value(), "")("repeat", cl::value(), "")("file", cl::value(),
-                                                             "")("json", cl::value(), "");
+      "output", cl::value(), "")("load", cl::value(), "")("threads", cl::value(), "")(
+      "repeat", cl::value(), "")("file", cl::value(), "")("json", cl::value(), "");
   cl::Parsed p;
   if (std::string error = cl::parse(argc, argv, desc, "file", {}, p); !error.empty())
     return usageError(error);
@@ -148,12 +148,6 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   opts.libraries = p.all("load");
   if (std::string error = cl::readToolOptions(p, opts); !error.empty())
     return usageError(error);
-  if (auto text = p.last("seed")) {
-    int64_t seed;
-    if (!parseInteger(*text, seed) || seed < 0)
-      return usageError("invalid value '" + *text + "' for --seed; expected an integer N >= 0");
-    opts.seed = static_cast<uint64_t>(seed);
-  }
   for (auto [name, target] : {std::pair<const char *, int64_t *>{"threads", &opts.threads},
                               std::pair<const char *, int64_t *>{"repeat", &opts.repeat}}) {
     auto text = p.last(name);
@@ -602,6 +596,9 @@ int main(int argc, char **argv) {
   RunOptions opts;
   if (std::optional<int> status = parseCommandLine(argc, argv, opts))
     return *status;
+  // --threads before anything is compiled: the target of --tuning-db's records counts threads.
+  if (opts.threads > 0)
+    setenv("OMP_NUM_THREADS", std::to_string(opts.threads).c_str(), 1);
   // A tensor larger than memory (shapes from -D, .npy files or large constant shapes) is an
   // error, not an abort.
   try {

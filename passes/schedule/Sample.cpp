@@ -1,0 +1,416 @@
+//===- passes/schedule/Sample.cpp - sample_* decisions and generated design spaces ------------===//
+//
+// Implementation of passes/schedule/Sample.h.
+
+#include "passes/schedule/Sample.h"
+
+#include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
+#include "passes/schedule/Primitives.h"
+
+#include <set>
+#include <sstream>
+
+namespace tdsl::schedule {
+
+using namespace ir;
+
+uint64_t nextRandom(uint64_t &state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint64_t siteSeed(uint64_t seed, const std::string &func, size_t index) {
+  uint64_t h = 1469598103934665603ull; // FNV-1a of the name
+  for (unsigned char c : func)
+    h = (h ^ c) * 1099511628211ull;
+  uint64_t state = seed ^ h ^ (uint64_t(index) * 0xd1b54a32d192ed03ull);
+  nextRandom(state);
+  return state;
+}
+
+namespace {
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d * d <= n; ++d)
+    if (n % d == 0) {
+      out.push_back(d);
+      if (d != n / d)
+        out.push_back(n / d);
+    }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<int64_t> primeFactors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t p = 2; p * p <= n; ++p)
+    while (n % p == 0) {
+      out.push_back(p);
+      n /= p;
+    }
+  if (n > 1)
+    out.push_back(n);
+  return out;
+}
+
+} // namespace
+
+Decision drawDecision(const SampleSite &site, uint64_t &state) {
+  if (site.kind == SampleSite::Kind::Categorical) {
+    double u = double(nextRandom(state) >> 11) * (1.0 / 9007199254740992.0);
+    double acc = 0;
+    for (size_t i = 0; i < site.values.size(); ++i) {
+      acc += site.probs[i];
+      if (u < acc)
+        return {site.values[i]};
+    }
+    for (size_t i = site.values.size(); i-- > 0;) // rounding: the last value of weight > 0
+      if (site.probs[i] > 0)
+        return {site.values[i]};
+    return {site.values.back()};
+  }
+  Decision d(site.n, 1);
+  std::vector<int64_t> inner;
+  for (int64_t x : divisors(site.extent))
+    if (site.maxInnermost <= 0 || x <= site.maxInnermost)
+      inner.push_back(x);
+  int64_t innermost = site.n == 1 ? site.extent : inner[nextRandom(state) % inner.size()];
+  d.back() = innermost;
+  for (int64_t p : primeFactors(site.extent / innermost))
+    d[nextRandom(state) % (site.n - 1)] *= p;
+  return d;
+}
+
+bool fitsSite(const SampleSite &site, const Decision &d) {
+  if (site.kind == SampleSite::Kind::Categorical) {
+    if (d.size() != 1)
+      return false;
+    for (size_t i = 0; i < site.values.size(); ++i)
+      if (site.values[i] == d[0] && site.probs[i] > 0)
+        return true;
+    return false;
+  }
+  if (int64_t(d.size()) != site.n)
+    return false;
+  int64_t product = 1;
+  for (int64_t f : d) {
+    if (f < 1 || product > site.extent)
+      return false;
+    product *= f;
+  }
+  return product == site.extent && (site.maxInnermost <= 0 || d.back() <= site.maxInnermost);
+}
+
+namespace {
+
+std::string quoted(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string argText(const ScheduleArg &a, const std::map<std::string, int64_t> &decided) {
+  switch (a.kind) {
+  case ScheduleArg::Kind::Name: {
+    auto it = decided.find(a.name);
+    return it != decided.end() ? std::to_string(it->second) : a.name;
+  }
+  case ScheduleArg::Kind::Int:
+    return std::to_string(a.value);
+  case ScheduleArg::Kind::Float: {
+    std::ostringstream os;
+    os.precision(17);
+    os << a.real;
+    std::string s = os.str();
+    return s.find_first_of(".eEn") == std::string::npos ? s + ".0" : s;
+  }
+  case ScheduleArg::Kind::Placeholder:
+    return "_";
+  case ScheduleArg::Kind::String:
+    return quoted(a.name);
+  case ScheduleArg::Kind::List: {
+    std::string out = "[";
+    for (size_t i = 0; i < a.items.size(); ++i)
+      out += (i ? ", " : "") + argText(a.items[i], decided);
+    return out + "]";
+  }
+  case ScheduleArg::Kind::Lambda: {
+    std::string out = "(";
+    for (size_t i = 0; i < a.lambdaParams.size(); ++i)
+      out += (i ? ", " : "") + a.lambdaParams[i]->name;
+    out += ") => (";
+    for (size_t i = 0; i < a.lambdaResults.size(); ++i)
+      out += (i ? ", " : "") + toString(a.lambdaResults[i]);
+    return out + ")";
+  }
+  }
+  return "?";
+}
+
+bool isSample(const std::string &primitive) {
+  return primitive == "sample_perfect_tile" || primitive == "sample_categorical";
+}
+
+} // namespace
+
+std::string plainScheduleText(const ScheduleScript &script,
+                              const std::vector<Decision> &decisions) {
+  std::map<std::string, int64_t> decided;
+  std::ostringstream os;
+  os << "schedule " << script.func << (script.target.empty() ? "" : " for " + script.target)
+     << " {\n";
+  size_t next = 0;
+  for (const ScheduleCall &call : script.calls) {
+    if (isSample(call.primitive)) {
+      const Decision *d = next < decisions.size() ? &decisions[next] : nullptr;
+      ++next;
+      for (size_t i = 0; i < call.results.size(); ++i)
+        if (call.results[i] != "_" && d && i < d->size())
+          decided[call.results[i]] = (*d)[i];
+      continue;
+    }
+    os << "  ";
+    if (!call.results.empty()) {
+      for (size_t i = 0; i < call.results.size(); ++i)
+        os << (i ? ", " : "") << call.results[i];
+      os << " = ";
+    }
+    os << call.primitive << "(";
+    for (size_t i = 0; i < call.args.size(); ++i)
+      os << (i ? ", " : "") << argText(call.args[i], decided);
+    os << ");\n";
+  }
+  os << "}\n";
+  return os.str();
+}
+
+namespace {
+
+/// Builds the calls of a generated script.
+struct ScriptWriter {
+  ScheduleScript script;
+
+  static ScheduleArg name(const std::string &n) {
+    ScheduleArg a;
+    a.kind = ScheduleArg::Kind::Name;
+    a.name = n;
+    return a;
+  }
+  static ScheduleArg integer(int64_t v) {
+    ScheduleArg a;
+    a.kind = ScheduleArg::Kind::Int;
+    a.value = v;
+    return a;
+  }
+  static ScheduleArg string(const std::string &s) {
+    ScheduleArg a;
+    a.kind = ScheduleArg::Kind::String;
+    a.name = s;
+    return a;
+  }
+  static ScheduleArg list(const std::vector<std::string> &names) {
+    ScheduleArg a;
+    a.kind = ScheduleArg::Kind::List;
+    for (const std::string &n : names)
+      a.items.push_back(name(n));
+    return a;
+  }
+  void call(std::vector<std::string> results, const std::string &primitive,
+            std::vector<ScheduleArg> args) {
+    ScheduleCall c;
+    c.results = std::move(results);
+    c.resultLocs.resize(c.results.size());
+    c.primitive = primitive;
+    c.args = std::move(args);
+    script.calls.push_back(std::move(c));
+  }
+};
+
+bool hasReduce(const Block *b) {
+  for (const IterVar &iv : b->iterVars)
+    if (iv.kind == IterKind::Reduce)
+      return true;
+  return false;
+}
+
+/// The buffers `b` stores to (its write regions, or the stores of its body).
+std::vector<Buffer> written(const Block *b) {
+  std::vector<Buffer> out;
+  for (const BufferRegion &w : b->writes)
+    out.push_back(w.buffer);
+  if (out.empty()) {
+    struct Stores : IRVisitor {
+      std::vector<Buffer> *out;
+      void visit(const BufferStore *op) override {
+        bool seen = false;
+        for (const Buffer &x : *out)
+          seen |= x.get() == op->buffer.get();
+        if (!seen)
+          out->push_back(op->buffer);
+        IRVisitor::visit(op);
+      }
+    } v;
+    v.out = &out;
+    v.visitStmt(b->body);
+  }
+  return out;
+}
+
+bool writesOutput(const PrimFunc &f, const Block *b) {
+  for (const Buffer &w : written(b))
+    for (const Buffer &o : f.outputs)
+      if (w.get() == o.get())
+        return true;
+  return false;
+}
+
+} // namespace
+
+std::optional<ScheduleScript> designSpace(const Func &func, int level) {
+  auto *prim = func.as<PrimFunc>();
+  if (!prim || !prim->body.defined())
+    return std::nullopt;
+  ScheduleState state(func, "cpu");
+  std::vector<const Block *> blocks = state.blocks();
+  if (blocks.empty())
+    return std::nullopt;
+  std::set<std::string> names;
+  for (const Block *b : blocks)
+    if (!names.insert(b->name).second)
+      return std::nullopt; // blocks are named by name in a script
+  ScriptWriter w;
+  w.script.func = func.name();
+  // The block tiled: the last one with reduce axes, else the last one.
+  const Block *main = blocks.back();
+  for (const Block *b : blocks)
+    if (hasReduce(b))
+      main = b;
+  // Element-wise producers that do not write an output are inlined into their consumers.
+  if (level < 2)
+    for (const Block *b : blocks)
+      if (b != main && !hasReduce(b) && !writesOutput(*prim, b) && written(b).size() == 1)
+        w.call({}, "compute_inline", {ScriptWriter::name(b->name)});
+  // The main block's loops, classified by the iteration variable they bind.
+  std::vector<Var> loopVars;
+  try {
+    loopVars = getLoops(state, main->name);
+  } catch (const ScheduleError &) {
+    return std::nullopt;
+  }
+  if (loopVars.empty())
+    return std::nullopt;
+  std::vector<bool> reduce;
+  for (const Var &v : loopVars) {
+    const For *loop = state.loop(v);
+    if (!loop->extent.as<IntImm>())
+      return std::nullopt;
+    bool r = false;
+    for (const IterVar &iv : main->iterVars)
+      if (iv.kind == IterKind::Reduce && usesVar(iv.binding, v))
+        r = true;
+    reduce.push_back(r);
+  }
+  std::vector<Buffer> mainWrites = written(main);
+  bool cache = level == 0 && hasReduce(main) && mainWrites.size() == 1 && writesOutput(*prim, main);
+  std::string copyBack;
+  if (cache) {
+    copyBack = main->name + "_wb";
+    w.call({copyBack}, "cache_write",
+           {ScriptWriter::name(main->name), ScriptWriter::name(mainWrites[0]->name),
+            ScriptWriter::string("local")});
+  }
+  std::vector<std::string> loopNames;
+  for (size_t i = 0; i < loopVars.size(); ++i)
+    loopNames.push_back("l" + std::to_string(i));
+  w.call(loopNames, "loops", {ScriptWriter::name(main->name)});
+  // SSRSRS: spatial loops in four tiles, reduce loops in two.
+  std::vector<std::vector<std::string>> tiles(loopVars.size());
+  size_t lastSpatial = loopVars.size();
+  for (size_t i = 0; i < loopVars.size(); ++i)
+    if (!reduce[i])
+      lastSpatial = i;
+  for (size_t i = 0; i < loopVars.size(); ++i) {
+    size_t n = reduce[i] ? 2 : 4;
+    std::vector<std::string> factors, parts;
+    for (size_t k = 0; k < n; ++k) {
+      factors.push_back(loopNames[i] + "_f" + std::to_string(k));
+      parts.push_back(loopNames[i] + "_" + std::to_string(k));
+    }
+    // The innermost spatial tile of the last spatial loop is vectorized: at most 64 lanes; the
+    // innermost of the others is unrolled: at most 16.
+    int64_t maxInner = reduce[i] ? 0 : (i == lastSpatial ? 64 : 16);
+    std::vector<ScheduleArg> args = {ScriptWriter::name(loopNames[i]),
+                                     ScriptWriter::integer(int64_t(n))};
+    if (maxInner > 0)
+      args.push_back(ScriptWriter::integer(maxInner));
+    w.call(factors, "sample_perfect_tile", args);
+    ScheduleArg f;
+    f.kind = ScheduleArg::Kind::List;
+    for (const std::string &x : factors)
+      f.items.push_back(ScriptWriter::name(x));
+    w.call(parts, "split", {ScriptWriter::name(loopNames[i]), f});
+    tiles[i] = parts;
+  }
+  // Order: S0 S1 R0 S2 R1 S3.
+  std::vector<std::string> order;
+  auto level_ = [&](bool red, size_t k) {
+    for (size_t i = 0; i < loopVars.size(); ++i)
+      if (reduce[i] == red)
+        order.push_back(tiles[i][k]);
+  };
+  level_(false, 0);
+  level_(false, 1);
+  level_(true, 0);
+  level_(false, 2);
+  level_(true, 1);
+  level_(false, 3);
+  std::vector<ScheduleArg> reorderArgs;
+  for (const std::string &n : order)
+    reorderArgs.push_back(ScriptWriter::name(n));
+  if (order.size() > 1)
+    w.call({}, "reorder", reorderArgs);
+  std::vector<std::string> s0, s1;
+  for (size_t i = 0; i < loopVars.size(); ++i)
+    if (!reduce[i]) {
+      s0.push_back(tiles[i][0]);
+      s1.push_back(tiles[i][1]);
+    }
+  if (cache && !s1.empty())
+    w.call({}, "reverse_compute_at", {ScriptWriter::name(copyBack), ScriptWriter::name(s1.back())});
+  // The reduction's init goes above the outer reduce tiles (TVM's post-processing does this).
+  std::vector<std::string> r0;
+  for (size_t i = 0; i < loopVars.size(); ++i)
+    if (reduce[i])
+      r0.push_back(tiles[i][0]);
+  if (level < 2 && !r0.empty())
+    w.call({}, "decompose_reduction", {ScriptWriter::name(main->name), ScriptWriter::name(r0[0])});
+  if (!s0.empty()) {
+    std::string outer = s0[0];
+    if (s0.size() > 1) {
+      std::vector<ScheduleArg> fuseArgs;
+      for (const std::string &n : s0)
+        fuseArgs.push_back(ScriptWriter::name(n));
+      outer = "outer";
+      w.call({outer}, "fuse", fuseArgs);
+    }
+    w.call({}, "parallel", {ScriptWriter::name(outer)});
+  }
+  if (lastSpatial < loopVars.size()) {
+    w.call({}, "vectorize", {ScriptWriter::name(tiles[lastSpatial][3])});
+    if (level < 2)
+      for (size_t i = 0; i < loopVars.size(); ++i)
+        if (!reduce[i] && i != lastSpatial)
+          w.call({}, "unroll", {ScriptWriter::name(tiles[i][3])});
+  }
+  return w.script;
+}
+
+} // namespace tdsl::schedule

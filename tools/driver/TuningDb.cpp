@@ -1,0 +1,126 @@
+//===- tools/driver/TuningDb.cpp - The tuning database of tdsl-tune ---------------------------===//
+//
+// Implementation of tools/driver/TuningDb.h.
+
+#include "tools/driver/TuningDb.h"
+
+#include "ir/IRPrinter.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+namespace tdsl::tuning {
+
+std::string functionKey(const ir::Func &func) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : ir::toString(func))
+    h = (h ^ c) * 1099511628211ull;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string targetKey(int threads) {
+  std::string model = "unknown";
+  std::set<std::string> flags;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    auto value = [&] {
+      size_t colon = line.find(':');
+      std::string v = colon == std::string::npos ? "" : line.substr(colon + 1);
+      size_t b = v.find_first_not_of(" \t");
+      return b == std::string::npos ? std::string() : v.substr(b);
+    };
+    if (line.rfind("model name", 0) == 0 && model == "unknown")
+      model = value();
+    else if ((line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0) && flags.empty()) {
+      std::istringstream is(value());
+      std::string f;
+      while (is >> f)
+        flags.insert(f);
+    }
+  }
+  std::string isa;
+  for (const char *f : {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
+                        "avx512_vnni", "avx512_bf16", "amx_tile", "asimd", "sve"})
+    if (flags.count(f))
+      isa += (isa.empty() ? "" : ",") + std::string(f);
+  if (threads <= 0) {
+    const char *env = std::getenv("OMP_NUM_THREADS");
+    threads = env ? std::atoi(env) : 0;
+    if (threads <= 0)
+      threads = std::max(1u, std::thread::hardware_concurrency());
+  }
+  return "cpu=" + model + ";isa=" + isa + ";threads=" + std::to_string(threads);
+}
+
+bool readRecords(const std::string &file, std::vector<Record> &out) {
+  std::ifstream in(file);
+  if (!in)
+    return false;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.contains("key") || !j.contains("target"))
+      continue;
+    try {
+      Record r;
+      r.func = j.value("func", "");
+      r.key = j.at("key").get<std::string>();
+      r.target = j.at("target").get<std::string>();
+      r.generated = j.value("generated", -1);
+      r.decisions = j.value("decisions", std::vector<schedule::Decision>());
+      r.schedule = j.value("schedule", "");
+      r.ok = j.value("ok", false);
+      r.seconds = j.value("seconds", 0.0);
+      r.error = j.value("error", "");
+      out.push_back(std::move(r));
+    } catch (const nlohmann::json::exception &) {
+      continue;
+    }
+  }
+  return true;
+}
+
+std::string toJson(const Record &r) {
+  nlohmann::ordered_json j;
+  j["func"] = r.func;
+  j["key"] = r.key;
+  j["target"] = r.target;
+  j["generated"] = r.generated;
+  j["decisions"] = r.decisions;
+  j["ok"] = r.ok;
+  if (r.ok)
+    j["seconds"] = r.seconds;
+  else
+    j["error"] = r.error;
+  j["schedule"] = r.schedule;
+  return j.dump();
+}
+
+bool appendRecord(const std::string &file, const Record &r) {
+  std::ofstream out(file, std::ios::app);
+  out << toJson(r) << "\n";
+  return bool(out);
+}
+
+const Record *best(const std::vector<Record> &records, const std::string &key,
+                   const std::string &target) {
+  const Record *b = nullptr;
+  for (const Record &r : records)
+    if (r.ok && r.key == key && r.target == target && (!b || r.seconds < b->seconds))
+      b = &r;
+  return b;
+}
+
+} // namespace tdsl::tuning

@@ -1,0 +1,50 @@
+//===- tools/driver/TuningDb.h - The tuning database of tdsl-tune -----------------------------===//
+//
+// The database tdsl-tune writes and `tdslc --tuning-db` reads (spec §7, §12; docs/tuning.md):
+// JSON lines, one record per measurement, keyed by a structural hash of the function (its
+// printed IR before scheduling, -D constants bound) and by the target (CPU model, ISA features,
+// thread count), so that a record measured on one machine never applies to another.
+//
+//===------------------------------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/IR.h"
+#include "passes/schedule/Sample.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tdsl::tuning {
+
+/// One measurement.
+struct Record {
+  std::string func;   ///< the function's name (for people; the key decides)
+  std::string key;    ///< functionKey()
+  std::string target; ///< targetKey()
+  int generated = -1; ///< the generated design space's level, or -1: the function's own
+  std::vector<schedule::Decision> decisions;
+  std::string schedule; ///< the plain schedule (no sample_*), as -o writes it
+  bool ok = false;      ///< ran and matched the unscheduled function
+  double seconds = 0;   ///< median time per call (ok records)
+  std::string error;    ///< why not ok
+};
+
+/// The structural hash of an unscheduled function: FNV-1a of its printed IR, 16 hex digits.
+std::string functionKey(const ir::Func &func);
+/// This machine with `threads` threads (0: OMP_NUM_THREADS, else the number of cores):
+/// "cpu=MODEL;isa=avx2,fma,…;threads=T".
+std::string targetKey(int threads = 0);
+
+/// Every record of `file` (malformed lines are skipped); false when it cannot be read.
+bool readRecords(const std::string &file, std::vector<Record> &out);
+/// A record as one JSON line (no newline).
+std::string toJson(const Record &r);
+/// Appends `r` to `file`; false when it cannot be written.
+bool appendRecord(const std::string &file, const Record &r);
+
+/// The fastest ok record of `records` for `key` on `target`, or null.
+const Record *best(const std::vector<Record> &records, const std::string &key,
+                   const std::string &target);
+
+} // namespace tdsl::tuning

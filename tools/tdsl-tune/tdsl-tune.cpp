@@ -1,0 +1,800 @@
+//===- tools/tdsl-tune/tdsl-tune.cpp - Searches schedules by measuring them -------------------===//
+//
+// `tdsl-tune FILE.tdsl --func NAME` (spec §12, docs/tuning.md): the design space of each task
+// (a function with sample_* statements, or the space passes/schedule/Sample.h generates for
+// one without a schedule) is searched by compiling candidates in-process (checked, traced,
+// featurized) and timing them in separate processes (tdsl-run, under a timeout and an optional
+// runner command), each compared with the unscheduled function on the same inputs first.
+// Random search first, then an evolutionary search guided by an XGBoost cost model. Every
+// measurement is a line of the database (tools/driver/TuningDb.h); -o writes the best schedules.
+//
+//===------------------------------------------------------------------------------------------===//
+
+#include "ir/IRVisitor.h"
+#include "passes/schedule/Sample.h"
+#include "runtime/Npy.h"
+#include "runtime/Tensor.h"
+#include "tools/driver/CommandLine.h"
+#include "tools/driver/Driver.h"
+#include "tools/driver/TuningDb.h"
+
+#include <xgboost/c_api.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unistd.h>
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+using namespace tdsl;
+
+namespace {
+
+const char *kHelp = R"(usage: tdsl-tune FILE.tdsl --func NAME [options]
+
+Searches schedules for NAME (for a graph: for every function it calls) by compiling and timing
+candidates, each checked against the unscheduled function first (spec §12, docs/tuning.md).
+
+  --func NAME              the function or graph to tune (required)
+  -D NAME=VALUE            a generic constant or schedule parameter (as tdslc)
+  --trials N               candidates to measure in all (default 64; 0: only write -o)
+  --time-limit SECONDS     stop after this long (default: none)
+  --db FILE                the tuning database, JSON lines (default FILE.tuning.jsonl);
+                           a later run resumes from it
+  -o OUT.tdsl              write the best schedule of each function as plain schedule items
+  --seed N                 seed of the search (default 0): same seed and database, same
+                           candidates
+  --threads T              OpenMP threads of the measured runs (default: one per core)
+  --runner 'CMD'           run each measurement through /bin/sh as `CMD COMMAND`, or with
+                           CMD's `{}` replaced by the quoted command (e.g. `srun -n1`,
+                           `ssh host {}`); the work folder must be shared
+  --repeat N               timed calls per measurement, median (default 5)
+  --timeout SECONDS        a measurement that runs longer fails (default 60)
+  --work DIR               folder of the candidates' files (default: a fresh one in /tmp)
+  -I DIR, --stdlib DIR     as tdslc
+  -h, --help               print this help and exit
+)";
+
+struct TuneOptions : DriverOptions {
+  int64_t trials = 64;
+  double timeLimit = 0;
+  std::string db, out, runner, work;
+  int threads = 0;
+  int64_t repeat = 5;
+  double timeout = 60;
+  std::string self; // argv[0]
+};
+
+int usageError(const std::string &m) {
+  std::cerr << "tdsl-tune: error: " << m << "\ntdsl-tune: see 'tdsl-tune --help'\n";
+  return 2;
+}
+
+/// The function's features for the cost model: the decisions (log2) and loop statistics of the
+/// scheduled IR (parallel extent, vector lanes, unrolled extent, innermost extent, local bytes).
+struct LoopStats : ir::IRVisitor {
+  double parallel = 1, vector = 1, unrolled = 1, innermost = 1, localBytes = 0, loops = 0;
+  double depth = 0, maxDepth = 0;
+  void visit(const ir::For *op) override {
+    int64_t e = 1;
+    if (auto *c = op->extent.as<ir::IntImm>())
+      e = c->value;
+    loops += 1;
+    if (op->forKind == ir::ForKind::Parallel)
+      parallel *= double(e);
+    if (op->forKind == ir::ForKind::Vectorized)
+      vector *= double(e);
+    if (op->forKind == ir::ForKind::Unrolled)
+      unrolled *= double(e);
+    if (!op->body.as<ir::For>())
+      innermost = double(e);
+    depth += 1;
+    maxDepth = std::max(maxDepth, depth);
+    ir::IRVisitor::visit(op);
+    depth -= 1;
+  }
+  void visit(const ir::Block *op) override {
+    for (const ir::Buffer &b : op->allocBuffers)
+      addBuffer(b);
+    ir::IRVisitor::visit(op);
+  }
+  void addBuffer(const ir::Buffer &b) {
+    if (b->scope != ir::MemScope::Local)
+      return;
+    double n = b->dtype.storageBytes();
+    for (const ir::Expr &e : b->shape)
+      if (auto *c = e.as<ir::IntImm>())
+        n *= double(c->value);
+    localBytes += n;
+  }
+};
+
+/// One task: a function and its design space.
+struct Task {
+  std::string name;
+  ir::Func unscheduled;
+  std::string key;
+  int generated = -1; // the level of a generated space, or -1: the function's own
+  double weight = 1;  // its FLOPs (a share of the trials)
+  int64_t trials = 0;
+  std::vector<std::string> outputs;
+  std::string reference; // folder of the reference outputs
+  std::set<std::string> measured;
+  std::vector<const tuning::Record *> done; // ok records
+  double best = 0;
+  std::string bestSchedule;
+  int64_t attempts = 0;
+};
+
+std::string decisionsText(const std::vector<schedule::Decision> &ds) {
+  return nlohmann::json(ds).dump();
+}
+
+/// A candidate compiled in-process: its decisions as used, the plain schedule and features.
+struct Candidate {
+  std::vector<schedule::Decision> decisions;
+  std::vector<schedule::SampleSite> sites;
+  std::string schedule;
+  std::vector<float> features;
+};
+
+class Tuner {
+public:
+  explicit Tuner(TuneOptions &opts) : opts_(opts) {}
+  int run();
+
+private:
+  /// Compiles the module with `decisions` (or a draw from `seed`) for `task`; nullopt when the
+  /// schedule is refused.
+  std::optional<Candidate> compile(Task &task, const std::vector<schedule::Decision> *decisions,
+                                   uint64_t seed);
+  bool findTasks();
+  bool prepareReference(Task &task);
+  /// Measures a candidate in a separate process: its record.
+  tuning::Record measure(Task &task, const Candidate &c, int64_t serial);
+  void train();
+  double predict(const Candidate &c);
+  std::vector<schedule::Decision> mutate(const Candidate &base, uint64_t &state);
+  void progress(bool final = false);
+  bool writeOutput();
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  std::string toolPath(const std::string &name) const {
+    fs::path self = fs::path(opts_.self).parent_path() / name;
+    return fs::exists(self) ? self.string() : name;
+  }
+  std::string shellQuote(const std::string &s) const {
+    std::string out = "'";
+    for (char c : s)
+      out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  }
+
+  TuneOptions &opts_;
+  std::vector<Task> tasks_;
+  std::vector<tuning::Record> records_;
+  std::string target_;
+  fs::path work_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  // The cost model's training set, per task (features differ in length between tasks).
+  std::map<std::string, std::pair<std::vector<std::vector<float>>, std::vector<float>>> train_;
+  std::map<std::string, BoosterHandle> models_;
+  std::map<std::string, std::vector<Candidate>> pool_; // measured ok candidates per task
+  int64_t trialsDone_ = 0;
+  Task *current_ = nullptr;
+  bool evolving_ = false;
+  std::vector<std::string> outputs_; // of --func (a graph's results)
+  std::string reference_;            // folder of the unscheduled --func's outputs
+};
+
+std::optional<Candidate>
+Tuner::compile(Task &task, const std::vector<schedule::Decision> *decisions, uint64_t seed) {
+  DriverOptions o = opts_;
+  o.seed = seed;
+  o.tuningDb.clear();
+  std::ostringstream sink;
+  Compilation c(o, sink);
+  c.sampling().seed = seed;
+  int generated = task.generated;
+  std::string key = task.key;
+  std::vector<schedule::Decision> given =
+      decisions ? *decisions : std::vector<schedule::Decision>();
+  c.sampling().lookup = [&](const ir::Func &f) -> std::optional<schedule::TunedDecisions> {
+    if (tuning::functionKey(f) != key)
+      return std::nullopt;
+    return schedule::TunedDecisions{given, generated};
+  };
+  if (!c.parse())
+    return std::nullopt;
+  std::optional<ir::Module> m = c.buildIR();
+  if (!m)
+    return std::nullopt;
+  auto it = c.sampling().traces.find(task.name);
+  if (it == c.sampling().traces.end())
+    return std::nullopt;
+  Candidate cand;
+  cand.decisions = it->second.decisions;
+  cand.sites = it->second.sites;
+  cand.schedule = schedule::plainScheduleText(it->second.script, cand.decisions);
+  for (const schedule::Decision &d : cand.decisions)
+    for (int64_t x : d)
+      cand.features.push_back(float(std::log2(double(std::max<int64_t>(x, 1)))));
+  LoopStats stats;
+  if (ir::Func f = m->lookup(task.name); f && f.as<ir::PrimFunc>()) {
+    auto *p = f.as<ir::PrimFunc>();
+    for (const ir::Buffer &b : p->allocBuffers)
+      stats.addBuffer(b);
+    stats.visitStmt(p->body);
+  }
+  for (double v : {stats.parallel, stats.vector, stats.unrolled, stats.innermost,
+                   stats.localBytes + 1, stats.loops, stats.maxDepth})
+    cand.features.push_back(float(std::log2(std::max(v, 1.0))));
+  return cand;
+}
+
+/// FLOPs of a function: the product of each block's iteration extents, summed (a weight only).
+double flopWeight(const ir::Func &f) {
+  struct V : ir::IRVisitor {
+    double total = 0;
+    void visit(const ir::Block *op) override {
+      double n = 1;
+      for (const ir::IterVar &iv : op->iterVars)
+        if (auto *c = iv.extent.as<ir::IntImm>())
+          n *= double(c->value);
+      total += n;
+      ir::IRVisitor::visit(op);
+    }
+  } v;
+  if (auto *p = f.as<ir::PrimFunc>())
+    v.visitStmt(p->body);
+  return std::max(v.total, 1.0);
+}
+
+bool Tuner::findTasks() {
+  // Probe: compile once, noting every function the pipeline is about to schedule.
+  std::map<std::string, ir::Func> seen;
+  std::ostringstream sink;
+  {
+    DriverOptions o = opts_;
+    o.tuningDb.clear();
+    Compilation c(o, std::cerr);
+    c.sampling().lookup = [&](const ir::Func &f) -> std::optional<schedule::TunedDecisions> {
+      seen.emplace(f.name(), f);
+      return std::nullopt;
+    };
+    if (!c.parse())
+      return false;
+    std::optional<ir::Module> m = c.buildIR();
+    if (!m)
+      return false;
+    ir::Func top = m->lookup(opts_.func);
+    if (!top) {
+      std::cerr << "tdsl-tune: error: no function or graph named '" << opts_.func << "'\n";
+      return false;
+    }
+    if (auto *p = top.as<ir::PrimFunc>())
+      for (const ir::Buffer &b : p->outputs)
+        outputs_.push_back(b->name);
+    if (auto *g = top.as<ir::GraphFunc>())
+      for (const ir::Buffer &b : g->results)
+        outputs_.push_back(b->name);
+    // A graph's tasks: the functions it calls after the graph passes (fused ones included).
+    std::set<std::string> called;
+    if (auto *g = top.as<ir::GraphFunc>())
+      for (const ir::GraphItem &item : g->body) {
+        if (auto *c = std::get_if<ir::CallBinding>(&item))
+          called.insert(c->callee);
+        if (auto *d = std::get_if<ir::DataflowBlock>(&item))
+          for (const ir::GraphBinding &b : d->bindings)
+            if (auto *c = std::get_if<ir::CallBinding>(&b))
+              called.insert(c->callee);
+      }
+    std::set<std::string> owned;
+    for (const auto &[name, trace] : c.sampling().traces)
+      owned.insert(name);
+    for (auto &[name, f] : seen) {
+      auto *p = f.as<ir::PrimFunc>();
+      if (!p || !p->body.defined())
+        continue;
+      if (top.as<ir::PrimFunc>() ? name != opts_.func : !called.count(name))
+        continue;
+      Task t;
+      t.name = name;
+      t.unscheduled = f;
+      t.key = tuning::functionKey(f);
+      t.weight = flopWeight(f);
+      for (const ir::Buffer &b : p->outputs)
+        t.outputs.push_back(b->name);
+      if (!owned.count(name)) {
+        for (int level = 0; level < schedule::kDesignSpaceLevels; ++level) {
+          t.generated = level;
+          if (!schedule::designSpace(f, level))
+            break;
+          current_ = &t;
+          if (compile(t, nullptr, opts_.seed))
+            break;
+          t.generated = -1;
+        }
+        if (t.generated < 0) {
+          std::cerr << "tdsl-tune: note: no design space for '" << name
+                    << "' (a schedule without sample_*, a symbolic extent, or refused)\n";
+          continue;
+        }
+      }
+      tasks_.push_back(std::move(t));
+    }
+  }
+  if (tasks_.empty()) {
+    std::cerr << "tdsl-tune: error: nothing to tune in '" << opts_.func
+              << "': no function with sample_* statements or without a schedule\n";
+    return false;
+  }
+  return true;
+}
+
+/// Runs `command` through /bin/sh; its exit status, or -1 when it did not exit.
+int shell(const std::string &command) {
+  int status = std::system(command.c_str());
+  if (status == -1 || !WIFEXITED(status))
+    return -1;
+  return WEXITSTATUS(status);
+}
+
+/// The common part of the tdsl-run command lines: file, function, -D, includes, threads.
+std::string runArgs(const TuneOptions &o, const std::string &func,
+                    const std::function<std::string(const std::string &)> &q) {
+  std::string cmd = q(fs::absolute(o.input).string()) + " --func " + q(func);
+  for (const auto &[name, value] : o.defines.entries())
+    cmd += " -D " + q(name + "=" + std::to_string(value));
+  for (const std::string &dir : o.includeDirs)
+    cmd += " -I " + q(fs::absolute(dir).string());
+  cmd += " --stdlib " + q(fs::absolute(o.stdlibDir).string());
+  if (o.threads > 0)
+    cmd += " --threads " + std::to_string(o.threads);
+  return cmd;
+}
+
+bool Tuner::prepareReference(Task &task) {
+  if (!reference_.empty()) {
+    task.reference = reference_;
+    return true;
+  }
+  auto q = [this](const std::string &s) { return shellQuote(s); };
+  fs::path dir = work_ / "reference";
+  fs::create_directories(dir);
+  std::string cmd = "timeout -k 5 " + std::to_string(int(opts_.timeout * 4)) + " " +
+                    q(toolPath("tdsl-run")) + " " + runArgs(opts_, opts_.func, q) +
+                    " --no-schedule";
+  for (const std::string &out : outputs_)
+    cmd += " --output " + q(out + "=" + (dir / (out + ".npy")).string());
+  cmd += " > " + q((dir / "log").string()) + " 2>&1";
+  if (shell(cmd) != 0) {
+    std::cerr << "tdsl-tune: error: the unscheduled '" << opts_.func << "' does not run; see "
+              << (dir / "log").string() << "\n";
+    return false;
+  }
+  task.reference = reference_ = dir.string();
+  return true;
+}
+
+/// Whether two outputs agree up to float reassociation.
+bool close(const runtime::Tensor &a, const runtime::Tensor &b, std::string &why) {
+  if (a.shape != b.shape || a.dtype != b.dtype) {
+    why = "output shape or type differs";
+    return false;
+  }
+  double scale = 0;
+  for (int64_t i = 0; i < a.numElements(); ++i)
+    scale = std::max(scale, std::fabs(b.load(i).toDouble()));
+  for (int64_t i = 0; i < a.numElements(); ++i) {
+    double x = a.load(i).toDouble(), y = b.load(i).toDouble();
+    if (std::isnan(x) != std::isnan(y) || std::fabs(x - y) > 1e-3 * std::max(1.0, scale)) {
+      why = "output differs from the unscheduled function at element " + std::to_string(i) + " (" +
+            std::to_string(x) + " vs " + std::to_string(y) + ")";
+      return false;
+    }
+  }
+  return true;
+}
+
+tuning::Record Tuner::measure(Task &task, const Candidate &c, int64_t serial) {
+  auto q = [this](const std::string &s) { return shellQuote(s); };
+  tuning::Record r;
+  r.func = task.name;
+  r.key = task.key;
+  r.target = target_;
+  r.generated = task.generated;
+  r.decisions = c.decisions;
+  r.schedule = c.schedule;
+  fs::path dir = work_ / ("c" + std::to_string(serial));
+  fs::create_directories(dir);
+  tuning::Record cand = r;
+  cand.ok = true;
+  std::string db = (dir / "candidate.jsonl").string();
+  {
+    // The other tasks of a graph run with their best schedule so far.
+    std::ofstream os(db);
+    os << tuning::toJson(cand) << "\n";
+    for (const Task &other : tasks_)
+      if (&other != &task)
+        if (const tuning::Record *b = tuning::best(records_, other.key, target_))
+          os << tuning::toJson(*b) << "\n";
+  }
+  std::string json = (dir / "bench.json").string();
+  // A candidate far slower than the best so far is cut off early: 10 times the best's
+  // (repeat + 2) calls, plus a few seconds of JIT compilation, within --timeout.
+  double limit = opts_.timeout;
+  if (task.best > 0)
+    limit = std::min(limit, std::max(5.0, 10 * task.best * double(opts_.repeat + 2) + 3));
+  std::string cmd = "timeout -k 5 " + std::to_string(int(std::ceil(limit))) + " " +
+                    q(toolPath("tdsl-run")) + " " + runArgs(opts_, opts_.func, q) +
+                    " --tuning-db " + q(db) + " --bench --repeat " + std::to_string(opts_.repeat) +
+                    " --json " + q(json);
+  for (const std::string &out : outputs_)
+    cmd += " --output " + q(out + "=" + (dir / (out + ".npy")).string());
+  std::string log = (dir / "log").string();
+  if (opts_.threads > 0)
+    cmd = "env OMP_NUM_THREADS=" + std::to_string(opts_.threads) + " " + cmd;
+  // The runner: `{}` stands for the command as one quoted word; else it is a prefix.
+  if (size_t at = opts_.runner.find("{}"); at != std::string::npos)
+    cmd = opts_.runner.substr(0, at) + q(cmd) + opts_.runner.substr(at + 2);
+  else if (!opts_.runner.empty())
+    cmd = opts_.runner + " " + cmd;
+  int status = shell(cmd + " > " + q(log) + " 2>&1");
+  if (status != 0) {
+    r.error =
+        status == 124 || status == 137 ? "timed out" : "exit status " + std::to_string(status);
+    std::ifstream in(log);
+    std::string line, last;
+    while (std::getline(in, line))
+      if (line.find("error") != std::string::npos)
+        last = line;
+    if (!last.empty())
+      r.error += ": " + last;
+    return r;
+  }
+  for (const std::string &out : outputs_) {
+    std::string error;
+    std::optional<runtime::Tensor> got = runtime::readNpy((dir / (out + ".npy")).string(), error);
+    std::optional<runtime::Tensor> want =
+        runtime::readNpy(task.reference + "/" + out + ".npy", error);
+    if (!got || !want) {
+      r.error = "no output: " + error;
+      return r;
+    }
+    if (!close(*got, *want, r.error))
+      return r;
+  }
+  std::ifstream in(json);
+  std::string line;
+  if (!std::getline(in, line)) {
+    r.error = "no timing";
+    return r;
+  }
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (!j.is_object() || !j.contains("median_ms")) {
+    r.error = "no timing";
+    return r;
+  }
+  r.ok = true;
+  r.seconds = j["median_ms"].get<double>() * 1e-3;
+  r.error.clear();
+  fs::remove_all(dir);
+  return r;
+}
+
+void Tuner::train() {
+  auto &[xs, ys] = train_[current_->name];
+  if (xs.size() < 4)
+    return;
+  size_t width = xs[0].size();
+  std::vector<float> flat;
+  std::vector<float> labels;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (xs[i].size() != width)
+      continue;
+    flat.insert(flat.end(), xs[i].begin(), xs[i].end());
+    labels.push_back(ys[i]);
+  }
+  DMatrixHandle m;
+  if (XGDMatrixCreateFromMat(flat.data(), labels.size(), width, NAN, &m) != 0)
+    return;
+  XGDMatrixSetFloatInfo(m, "label", labels.data(), labels.size());
+  BoosterHandle &b = models_[current_->name];
+  if (b)
+    XGBoosterFree(b);
+  XGBoosterCreate(&m, 1, &b);
+  for (auto [k, v] : {std::pair<const char *, const char *>{"nthread", "1"},
+                      {"max_depth", "6"},
+                      {"eta", "0.2"},
+                      {"seed", "0"},
+                      {"verbosity", "0"},
+                      {"objective", "reg:squarederror"}})
+    XGBoosterSetParam(b, k, v);
+  for (int it = 0; it < 50; ++it)
+    XGBoosterUpdateOneIter(b, it, m);
+  XGDMatrixFree(m);
+}
+
+double Tuner::predict(const Candidate &c) {
+  BoosterHandle b = models_[current_->name];
+  if (!b)
+    return 0;
+  DMatrixHandle m;
+  if (XGDMatrixCreateFromMat(c.features.data(), 1, c.features.size(), NAN, &m) != 0)
+    return 0;
+  bst_ulong n = 0;
+  const float *out = nullptr;
+  double score = 0;
+  if (XGBoosterPredict(b, m, 0, 0, 0, &n, &out) == 0 && n == 1)
+    score = out[0];
+  XGDMatrixFree(m);
+  return score;
+}
+
+std::vector<schedule::Decision> Tuner::mutate(const Candidate &base, uint64_t &state) {
+  std::vector<schedule::Decision> d = base.decisions;
+  if (d.empty())
+    return d;
+  size_t which = schedule::nextRandom(state) % d.size();
+  for (int tries = 0; tries < 8; ++tries) {
+    schedule::Decision nd = schedule::drawDecision(base.sites[which], state);
+    if (nd != d[which]) {
+      d[which] = nd;
+      break;
+    }
+  }
+  return d;
+}
+
+void Tuner::progress(bool final) {
+  std::ostringstream os;
+  os << "tdsl-tune: " << trialsDone_ << "/" << opts_.trials << " trials ("
+     << (evolving_ ? "evolutionary" : "random") << ")";
+  for (const Task &t : tasks_) {
+    os << ", " << t.name << ": ";
+    if (t.best > 0)
+      os << std::fixed << std::setprecision(3) << t.best * 1e3 << " ms";
+    else
+      os << "-";
+  }
+  os << std::fixed << std::setprecision(0) << ", " << elapsed() << " s";
+  if (opts_.timeLimit > 0)
+    os << " (" << std::max(0.0, opts_.timeLimit - elapsed()) << " s left)";
+  std::cerr << "\r" << os.str() << (final ? "\n" : "") << std::flush;
+}
+
+bool Tuner::writeOutput() {
+  if (opts_.out.empty())
+    return true;
+  std::ostringstream os;
+  os << "// Tuned by tdsl-tune for " << target_ << ".\n";
+  for (Task &t : tasks_) {
+    const tuning::Record *b = tuning::best(records_, t.key, target_);
+    os << "\n";
+    if (!b) {
+      os << "// " << t.name << ": no successful measurement\n";
+      continue;
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.4f", b->seconds * 1e3);
+    os << "// " << t.name << ": " << buf << " ms per call (median)\n" << b->schedule;
+  }
+  std::ofstream out(opts_.out);
+  out << os.str();
+  if (!out) {
+    std::cerr << "tdsl-tune: error: cannot write '" << opts_.out << "'\n";
+    return false;
+  }
+  return true;
+}
+
+int Tuner::run() {
+  target_ = tuning::targetKey(opts_.threads);
+  if (opts_.db.empty())
+    opts_.db = fs::path(opts_.input).replace_extension(".tuning.jsonl").string();
+  if (fs::exists(opts_.db) && !tuning::readRecords(opts_.db, records_)) {
+    std::cerr << "tdsl-tune: error: cannot read the database '" << opts_.db << "'\n";
+    return 1;
+  }
+  records_.reserve(records_.size() + size_t(opts_.trials) * 2 + 16);
+  if (!findTasks())
+    return 1;
+  for (Task &t : tasks_)
+    for (const tuning::Record &r : records_)
+      if (r.key == t.key && r.target == target_ && r.generated == t.generated) {
+        t.measured.insert(decisionsText(r.decisions));
+        if (r.ok && (t.best == 0 || r.seconds < t.best))
+          t.best = r.seconds;
+      }
+  if (opts_.trials > 0) {
+    if (opts_.work.empty()) {
+      std::string tmpl = (fs::temp_directory_path() / "tdsl-tune-XXXXXX").string();
+      if (!mkdtemp(tmpl.data())) {
+        std::cerr << "tdsl-tune: error: cannot make a work folder\n";
+        return 1;
+      }
+      work_ = tmpl;
+    } else {
+      work_ = fs::absolute(opts_.work);
+      fs::create_directories(work_);
+    }
+    // Trials split by the tasks' FLOPs (at least one each).
+    double total = 0;
+    for (const Task &t : tasks_)
+      total += t.weight;
+    int64_t given = 0;
+    for (Task &t : tasks_) {
+      t.trials = std::max<int64_t>(1, int64_t(double(opts_.trials) * t.weight / total));
+      given += t.trials;
+    }
+    tasks_[0].trials += std::max<int64_t>(0, opts_.trials - given);
+    int64_t serial = 0;
+    for (Task &t : tasks_) {
+      current_ = &t;
+      if (!prepareReference(t))
+        continue;
+      // The measurements of earlier runs seed the pool of parents and the cost model.
+      std::vector<const tuning::Record *> earlier;
+      for (const tuning::Record &r : records_)
+        if (r.ok && r.key == t.key && r.target == target_ && r.generated == t.generated)
+          earlier.push_back(&r);
+      std::stable_sort(
+          earlier.begin(), earlier.end(),
+          [](const tuning::Record *a, const tuning::Record *b) { return a->seconds < b->seconds; });
+      if (earlier.size() > 256)
+        earlier.resize(256);
+      for (const tuning::Record *r : earlier)
+        if (std::optional<Candidate> c = compile(t, &r->decisions, opts_.seed)) {
+          auto &[xs, ys] = train_[t.name];
+          xs.push_back(c->features);
+          ys.push_back(float(-std::log(r->seconds)));
+          c->features.push_back(float(r->seconds));
+          pool_[t.name].push_back(*c);
+        }
+      train();
+      uint64_t state = schedule::siteSeed(opts_.seed, t.key, 0);
+      int64_t warmup = std::max<int64_t>(4, std::min<int64_t>(16, t.trials / 4));
+      for (int64_t n = 0; n < t.trials; ++n) {
+        if (opts_.timeLimit > 0 && elapsed() > opts_.timeLimit)
+          break;
+        std::optional<Candidate> pick;
+        // Random candidates first; then the best predicted of a population mutated from the
+        // fastest measured ones, with some fresh draws.
+        bool evolve = int64_t(pool_[t.name].size()) >= warmup;
+        evolving_ = evolve;
+        double bestScore = 0;
+        int evaluated = 0;
+        for (int attempt = 0; attempt < (evolve ? 192 : 32) && evaluated < (evolve ? 48 : 1);
+             ++attempt) {
+          std::optional<Candidate> c;
+          if (evolve && schedule::nextRandom(state) % 4 != 0) {
+            std::vector<Candidate> &pool = pool_[t.name];
+            size_t top = std::min<size_t>(pool.size(), 8);
+            const Candidate &base = pool[schedule::nextRandom(state) % top];
+            std::vector<schedule::Decision> d = mutate(base, state);
+            c = compile(t, &d, opts_.seed);
+          } else {
+            c = compile(t, nullptr, schedule::nextRandom(state));
+          }
+          if (!c || t.measured.count(decisionsText(c->decisions)))
+            continue;
+          ++evaluated;
+          double score = evolve ? predict(*c) : 0;
+          if (!pick || score > bestScore) {
+            pick = c;
+            bestScore = score;
+          }
+        }
+        if (!pick)
+          break; // the space is exhausted (or nothing compiles)
+        t.measured.insert(decisionsText(pick->decisions));
+        tuning::Record r = measure(t, *pick, serial++);
+        records_.push_back(r);
+        if (!tuning::appendRecord(opts_.db, r)) {
+          std::cerr << "\ntdsl-tune: error: cannot write the database '" << opts_.db << "'\n";
+          return 1;
+        }
+        ++trialsDone_;
+        if (r.ok) {
+          if (t.best == 0 || r.seconds < t.best)
+            t.best = r.seconds;
+          auto &[xs, ys] = train_[t.name];
+          xs.push_back(pick->features);
+          ys.push_back(float(-std::log(r.seconds)));
+          std::vector<Candidate> &pool = pool_[t.name];
+          Candidate kept = *pick;
+          kept.features.push_back(float(r.seconds)); // the time, for ordering the pool
+          pool.push_back(kept);
+          std::stable_sort(pool.begin(), pool.end(), [](const Candidate &a, const Candidate &b) {
+            return a.features.back() < b.features.back();
+          });
+          train();
+        }
+        progress();
+      }
+    }
+    progress(true);
+    if (opts_.work.empty())
+      fs::remove_all(work_);
+  }
+  for (auto &[name, b] : models_)
+    if (b)
+      XGBoosterFree(b);
+  return writeOutput() ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  po::options_description desc;
+  cl::addToolOptions(desc);
+  desc.add_options()("trials", cl::value(), "")("time-limit", cl::value(), "")(
+      "db", cl::value(), "")("output,o", cl::value(), "")("threads", cl::value(), "")(
+      "runner", cl::value(), "")("repeat", cl::value(), "")("timeout", cl::value(), "")(
+      "work", cl::value(), "")("file", cl::value(), "");
+  cl::Parsed p;
+  if (std::string error = cl::parse(argc, argv, desc, "file", {}, p); !error.empty())
+    return usageError(error);
+  if (p.has("help")) {
+    std::cout << kHelp;
+    return 0;
+  }
+  TuneOptions opts;
+  opts.self = argv[0];
+  if (std::string error = cl::readInput(p, "file", opts.input); !error.empty())
+    return usageError(error);
+  if (std::string error = cl::readToolOptions(p, opts); !error.empty())
+    return usageError(error);
+  if (opts.func.empty())
+    return usageError("--func NAME is required");
+  if (!opts.tuningDb.empty())
+    return usageError("tdsl-tune takes its database with --db FILE");
+  auto number = [&](const char *name, double &v, double min) -> std::string {
+    auto text = p.last(name);
+    if (!text)
+      return "";
+    size_t pos = 0;
+    try {
+      v = std::stod(*text, &pos);
+    } catch (...) {
+      pos = std::string::npos;
+    }
+    if (pos != text->size() || !(v >= min))
+      return "invalid value '" + *text + "' for --" + name;
+    return "";
+  };
+  double trials = double(opts.trials), threads = 0, repeat = double(opts.repeat);
+  for (auto [name, v, min] : {std::tuple<const char *, double *, double>{"trials", &trials, 0},
+                              {"time-limit", &opts.timeLimit, 0},
+                              {"threads", &threads, 1},
+                              {"repeat", &repeat, 1},
+                              {"timeout", &opts.timeout, 1}})
+    if (std::string error = number(name, *v, min); !error.empty())
+      return usageError(error);
+  opts.trials = int64_t(trials);
+  opts.threads = int(threads);
+  opts.repeat = int64_t(repeat);
+  opts.db = p.last("db").value_or("");
+  opts.out = p.last("output").value_or("");
+  opts.runner = p.last("runner").value_or("");
+  opts.work = p.last("work").value_or("");
+  if (!fs::exists(opts.input)) {
+    std::cerr << "tdsl-tune: error: cannot read '" << opts.input << "'\n";
+    return 1;
+  }
+  Tuner tuner(opts);
+  return tuner.run();
+}
