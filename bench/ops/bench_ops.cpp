@@ -39,16 +39,15 @@ struct Layer {
 
 // ResNet-18's 3x3 and 1x1 convolutions at batch 1 (the 7x7 stem is left out).
 const Layer kLayers[] = {
-    {"layer1 3x3", 64, 56, 64, 3, 1, 1},       {"layer2.0 3x3 s2", 64, 56, 128, 3, 2, 1},
-    {"layer2 3x3", 128, 28, 128, 3, 1, 1},     {"layer2 down 1x1 s2", 64, 56, 128, 1, 2, 0},
-    {"layer3.0 3x3 s2", 128, 28, 256, 3, 2, 1}, {"layer3 3x3", 256, 14, 256, 3, 1, 1},
+    {"layer1 3x3", 64, 56, 64, 3, 1, 1},           {"layer2.0 3x3 s2", 64, 56, 128, 3, 2, 1},
+    {"layer2 3x3", 128, 28, 128, 3, 1, 1},         {"layer2 down 1x1 s2", 64, 56, 128, 1, 2, 0},
+    {"layer3.0 3x3 s2", 128, 28, 256, 3, 2, 1},    {"layer3 3x3", 256, 14, 256, 3, 1, 1},
     {"layer3 down 1x1 s2", 128, 28, 256, 1, 2, 0}, {"layer4.0 3x3 s2", 256, 14, 512, 3, 2, 1},
-    {"layer4 3x3", 512, 7, 512, 3, 1, 1},      {"layer4 down 1x1 s2", 256, 14, 512, 1, 2, 0},
+    {"layer4 3x3", 512, 7, 512, 3, 1, 1},          {"layer4 down 1x1 s2", 256, 14, 512, 1, 2, 0},
 };
 
 double seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 /// The f32 FMA peak of one core (GFLOP/s): 12 independent AVX2 FMA chains, best of 5 runs (as
@@ -94,10 +93,10 @@ struct OneDnnConv {
     src = dnnl::memory({xd, dt::f32, tag::nchw}, eng, x);
     wei = dnnl::memory({wd, dt::f32, tag::oihw}, eng, w);
     dst = dnnl::memory({yd, dt::f32, tag::nchw}, eng, y);
-    dnnl::convolution_forward::desc d(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-        {xd, dt::f32, tag::any}, {wd, dt::f32, tag::any}, {yd, dt::f32, tag::any}, {l.s, l.s},
-        {l.p, l.p}, {l.p, l.p});
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
+                                      dnnl::algorithm::convolution_direct, {xd, dt::f32, tag::any},
+                                      {wd, dt::f32, tag::any}, {yd, dt::f32, tag::any}, {l.s, l.s},
+                                      {l.p, l.p}, {l.p, l.p});
     dnnl::convolution_forward::primitive_desc pd(d, eng);
     rsrc = pd.src_desc() != src.get_desc();
     rwei = pd.weights_desc() != wei.get_desc();
@@ -172,8 +171,7 @@ int main(int argc, char **argv) {
       void *h = dlopen(lib.c_str(), RTLD_NOW);
       auto fn = h ? reinterpret_cast<ConvFn>(dlsym(h, "conv2d")) : nullptr;
       if (!fn) {
-        std::fprintf(stderr, "bench_ops: cannot load conv2d from %s: %s\n", lib.c_str(),
-                     dlerror());
+        std::fprintf(stderr, "bench_ops: cannot load conv2d from %s: %s\n", lib.c_str(), dlerror());
         return 1;
       }
       int64_t oh = (l.h + 2 * l.p - l.r) / l.s + 1;
