@@ -4,10 +4,12 @@
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
+#include "ir/StructuralEqual.h"
 #include "ir/Utils.h"
 #include "passes/lower/LowerUtils.h"
 
-#include <unordered_set>
+#include <optional>
+#include <unordered_map>
 
 namespace tdsl::lower {
 
@@ -38,56 +40,193 @@ Expr asNonPositive(const Expr &cond) {
   return Expr();
 }
 
-/// A guard found under the loop: the `if`, and the loops between the loop and it.
-struct Guard {
-  const IfThenElse *node = nullptr;
-  Domain inner;
+/// One side of a conjunct that holds on a half-line of the loop variable: `v < at` (upper) or
+/// `v >= at`.
+struct HalfLine {
+  bool upper = false;
+  Expr at;
 };
 
-/// The `if`s without else under `s`, with the loops around them (up to the partitioned
-/// loop). Statements that define variables other than loops (let) end the search.
-void findGuards(const Stmt &s, Domain &inner, std::vector<Guard> &out) {
-  switch (s.kind()) {
-  case StmtKind::For: {
-    const auto *op = s.as<For>();
-    inner.push_back({op->loopVar, Interval::ofRange(op->min, op->extent)});
-    findGuards(op->body, inner, out);
-    inner.pop_back();
-    return;
-  }
-  case StmtKind::SeqStmt:
-    for (const Stmt &item : s.as<SeqStmt>()->seq)
-      findGuards(item, inner, out);
-    return;
-  case StmtKind::Allocate:
-    return findGuards(s.as<Allocate>()->body, inner, out);
-  case StmtKind::IfThenElse: {
-    const auto *op = s.as<IfThenElse>();
-    if (!op->elseCase.defined())
-      out.push_back({op, inner});
-    return;
-  }
-  default:
-    return;
-  }
+bool sameHalfLine(const HalfLine &x, const HalfLine &y) {
+  return x.upper == y.upper && equalExpr(x.at, y.at);
 }
 
-/// Replaces one `if` node by `replacement`.
-class ReplaceIf : public IRMutator {
-public:
-  ReplaceIf(const IfThenElse *target, Stmt replacement)
-      : target_(target), replacement_(std::move(replacement)) {}
+/// A guard found under the loop: an `if` without else or a `select`, its conjuncts, the
+/// loops between the loop and it, and for each conjunct the half-line of `v` on which it holds
+/// for every iteration of those loops (when there is one).
+struct Guard {
+  const void *node = nullptr;
+  std::vector<Expr> terms;
+  std::vector<std::optional<HalfLine>> halves;
+};
 
-protected:
-  Stmt visit(const IfThenElse *op) override {
-    if (op == target_)
-      return replacement_;
-    return IRMutator::visit(op);
+/// The selects of an expression (also nested ones).
+void findSelects(const Expr &e, std::vector<const Select *> &out) {
+  struct Selects : IRVisitor {
+    std::vector<const Select *> *out;
+    void visit(const Select *op) override {
+      out->push_back(op);
+      IRVisitor::visit(op);
+    }
+  } selects;
+  selects.out = &out;
+  selects.visitExpr(e);
+}
+
+bool hasLoad(const Expr &e) {
+  struct Loads : IRVisitor {
+    bool found = false;
+    void visit(const BufferLoad *) override { found = true; }
+  } loads;
+  loads.visitExpr(e);
+  return loads.found;
+}
+
+bool usesInner(const Expr &e, const Domain &inner) {
+  for (const auto &[var, range] : inner)
+    if (usesVar(e, var))
+      return true;
+  return false;
+}
+
+/// The half-line of `v` on which `term` holds for all values of the `inner` loops.
+std::optional<HalfLine> halfLineOf(const Expr &term, const Var &v, const Domain &inner) {
+  Expr e = asNonPositive(term);
+  if (!e.defined() || !usesVar(e, v) || hasLoad(e))
+    return std::nullopt;
+  Expr worst = bound(e, inner).max;
+  if (!worst.defined() || usesInner(worst, inner))
+    return std::nullopt;
+  std::optional<int64_t> a = coefficientOf(worst, v);
+  if (!a || *a == 0)
+    return std::nullopt;
+  Expr b = canonical(substitute(worst, {{v, intImm(0)}}));
+  // a * v + b <= 0.
+  if (*a > 0)
+    return HalfLine{true, simplify(Div::make(canonical(intImm(0) - b), intImm(*a)) + intImm(1))};
+  int64_t c = -*a;
+  return HalfLine{false, simplify(Div::make(b + intImm(c - 1), intImm(c)))};
+}
+
+/// The guards under `s` (`if`s without else and selects in stored values and indices), with
+/// the loops around them up to the partitioned loop. Statements that define variables other
+/// than loops (let) end the search.
+class GuardFinder {
+public:
+  explicit GuardFinder(const Var &v) : v_(v) {}
+
+  std::vector<Guard> guards;
+
+  void find(const Stmt &s) {
+    switch (s.kind()) {
+    case StmtKind::For: {
+      const auto *op = s.as<For>();
+      inner_.push_back({op->loopVar, Interval::ofRange(op->min, op->extent)});
+      find(op->body);
+      inner_.pop_back();
+      return;
+    }
+    case StmtKind::SeqStmt:
+      for (const Stmt &item : s.as<SeqStmt>()->seq)
+        find(item);
+      return;
+    case StmtKind::Allocate:
+      return find(s.as<Allocate>()->body);
+    case StmtKind::IfThenElse: {
+      const auto *op = s.as<IfThenElse>();
+      if (op->elseCase.defined())
+        return;
+      add(op, op->condition);
+      return find(op->thenCase);
+    }
+    case StmtKind::BufferStore: {
+      const auto *op = s.as<BufferStore>();
+      std::vector<const Select *> selects;
+      findSelects(op->value, selects);
+      for (const Expr &index : op->indices)
+        findSelects(index, selects);
+      for (const Select *sel : selects)
+        add(sel, sel->condition);
+      return;
+    }
+    default:
+      return;
+    }
   }
 
 private:
-  const IfThenElse *target_;
-  Stmt replacement_;
+  void add(const void *node, const Expr &condition) {
+    Guard g;
+    g.node = node;
+    conjuncts(condition, g.terms);
+    for (const Expr &term : g.terms)
+      g.halves.push_back(halfLineOf(term, v_, inner_));
+    guards.push_back(std::move(g));
+  }
+
+  const Var &v_;
+  Domain inner_;
+};
+
+/// Drops from the guards of `guards` each conjunct whose half-line is one of `proven`; an `if`
+/// left without conjuncts becomes its body, a select its true value.
+class StripGuards : public IRMutator {
+public:
+  StripGuards(const std::vector<Guard> &guards, const std::vector<HalfLine> &proven)
+      : proven_(proven) {
+    for (const Guard &g : guards)
+      guards_[g.node] = &g;
+  }
+
+protected:
+  Stmt visit(const IfThenElse *op) override {
+    Stmt s = IRMutator::visit(op);
+    std::optional<Expr> cond = remaining(op);
+    if (!cond)
+      return s;
+    const auto *rebuilt = s.as<IfThenElse>();
+    if (!cond->defined())
+      return rebuilt->thenCase;
+    return IfThenElse::make(*cond, rebuilt->thenCase, rebuilt->elseCase, op->loc);
+  }
+
+  Expr visit(const Select *op) override {
+    Expr e = IRMutator::visit(op);
+    std::optional<Expr> cond = remaining(op);
+    if (!cond)
+      return e;
+    const auto *rebuilt = e.as<Select>();
+    if (!cond->defined())
+      return rebuilt->trueValue;
+    return Select::make(*cond, rebuilt->trueValue, rebuilt->falseValue, op->loc);
+  }
+
+private:
+  /// The condition left once proven conjuncts go (undefined: none left); nullopt: unchanged.
+  std::optional<Expr> remaining(const void *node) const {
+    auto it = guards_.find(node);
+    if (it == guards_.end())
+      return std::nullopt;
+    const Guard &g = *it->second;
+    std::vector<Expr> kept;
+    for (size_t i = 0; i < g.terms.size(); ++i) {
+      bool proven = false;
+      if (g.halves[i])
+        for (const HalfLine &h : proven_)
+          proven = proven || sameHalfLine(*g.halves[i], h);
+      if (!proven)
+        kept.push_back(g.terms[i]);
+    }
+    if (kept.size() == g.terms.size())
+      return std::nullopt;
+    Expr cond;
+    for (const Expr &term : kept)
+      cond = cond.defined() ? logicalAnd(cond, term) : term;
+    return cond;
+  }
+
+  const std::vector<HalfLine> &proven_;
+  std::unordered_map<const void *, const Guard *> guards_;
 };
 
 class Partitioner : public IRMutator {
@@ -101,89 +240,66 @@ protected:
 
 private:
   Stmt partition(const For *loop) {
-    Domain inner;
-    std::vector<Guard> guards;
-    findGuards(loop->body, inner, guards);
-    const Var &v = loop->loopVar;
-    for (const Guard &g : guards) {
-      std::vector<Expr> terms, kept;
-      conjuncts(g.node->condition, terms);
+    GuardFinder finder(loop->loopVar);
+    finder.find(loop->body);
+    for (const Guard &g : finder.guards) {
+      std::vector<HalfLine> chosen;
       Expr lo, hi; // the main part is [lo, hi) before clamping; undefined: unbounded
-      for (const Expr &term : terms) {
-        Expr e = asNonPositive(term);
-        std::optional<int64_t> a;
-        Expr b;
-        if (e.defined() && usesVar(e, v) && !hasLoad(e)) {
-          Expr worst = bound(e, g.inner).max;
-          if (worst.defined() && !usesInner(worst, g.inner)) {
-            a = coefficientOf(worst, v);
-            if (a && *a != 0)
-              b = canonical(substitute(worst, {{v, intImm(0)}}));
-          }
-        }
-        if (!b.defined()) {
-          kept.push_back(term);
+      for (const std::optional<HalfLine> &h : g.halves) {
+        if (!h)
           continue;
-        }
-        // a * v + b <= 0.
-        if (*a > 0) {
-          Expr end = simplify(Div::make(canonical(intImm(0) - b), intImm(*a)) + intImm(1));
-          hi = hi.defined() ? simplify(Min::make(hi, end)) : end;
-        } else {
-          int64_t c = -*a;
-          Expr start = simplify(Div::make(b + intImm(c - 1), intImm(c)));
-          lo = lo.defined() ? simplify(Max::make(lo, start)) : start;
-        }
+        chosen.push_back(*h);
+        if (h->upper)
+          hi = hi.defined() ? simplify(Min::make(hi, h->at)) : h->at;
+        else
+          lo = lo.defined() ? simplify(Max::make(lo, h->at)) : h->at;
       }
-      if (!lo.defined() && !hi.defined())
+      if (chosen.empty())
         continue;
-      return build(loop, g.node, kept, lo, hi);
+      return build(loop, finder.guards, chosen, lo, hi);
     }
     return Stmt();
   }
 
-  static bool hasLoad(const Expr &e) {
-    struct Loads : IRVisitor {
-      bool found = false;
-      void visit(const BufferLoad *) override { found = true; }
-    } loads;
-    loads.visitExpr(e);
-    return loads.found;
-  }
-
-  static bool usesInner(const Expr &e, const Domain &inner) {
-    for (const auto &[var, range] : inner)
-      if (usesVar(e, var))
-        return true;
-    return false;
-  }
-
-  Stmt build(const For *loop, const IfThenElse *guard, const std::vector<Expr> &kept, Expr lo,
-             Expr hi) {
+  Stmt build(const For *loop, const std::vector<Guard> &guards, const std::vector<HalfLine> &chosen,
+             Expr lo, Expr hi) {
     Expr begin = loop->min, end = simplify(loop->min + loop->extent);
     // Clamp: begin <= lo <= hi <= end.
     lo = lo.defined() ? simplify(Min::make(Max::make(lo, begin), end)) : begin;
     hi = hi.defined() ? simplify(Min::make(Max::make(hi, lo), end)) : end;
-    Stmt thenCase = guard->thenCase;
-    if (!kept.empty()) {
-      Expr cond = kept[0];
-      for (size_t i = 1; i < kept.size(); ++i)
-        cond = logicalAnd(cond, kept[i]);
-      thenCase = IfThenElse::make(cond, thenCase, Stmt(), guard->loc);
-    }
-    Stmt mainBody = mutate(ReplaceIf(guard, thenCase).mutate(loop->body));
+    Stmt mainBody = StripGuards(guards, chosen).mutate(loop->body);
     std::vector<Stmt> parts;
-    auto part = [&](const Expr &from, const Expr &to, const Stmt &body) {
+    auto part = [&](const Expr &from, const Expr &to, const Stmt &body, bool again) {
       Expr extent = simplify(to - from);
       if (auto n = asConstInt(extent); n && *n <= 0)
         return;
-      parts.push_back(
-          For::make(loop->loopVar, from, extent, loop->forKind, body, loop->threadTag, loop->loc));
+      Stmt s =
+          For::make(loop->loopVar, from, extent, loop->forKind, body, loop->threadTag, loop->loc);
+      // The main part may hold other guards on the variable: partition it again (each round
+      // removes at least one conjunct, so this ends). The head and tail stay as they are (few
+      // iterations; partitioning their inner loops too would multiply the code).
+      parts.push_back(again ? visit(s.as<For>()) : s);
     };
-    part(begin, lo, loop->body);
-    part(lo, hi, mainBody);
-    part(hi, end, loop->body);
-    return seqOrNoOp(std::move(parts));
+    // Symbolic split points are named (`let i_lo = …`): the parts' bounds stay short when the
+    // main part is partitioned again (nested min/max otherwise), in the IR and in the emitted
+    // code.
+    std::vector<std::pair<Var, Expr>> lets;
+    auto name = [&](Expr &e, const char *suffix) {
+      if (asConstInt(e) || e.as<VarRef>())
+        return;
+      Var var(loop->loopVar.name() + suffix, e.dtype(), loop->loc);
+      lets.emplace_back(var, e);
+      e = VarRef::make(var, loop->loc);
+    };
+    name(lo, "_lo");
+    name(hi, "_hi");
+    part(begin, lo, loop->body, false);
+    part(lo, hi, mainBody, true);
+    part(hi, end, loop->body, false);
+    Stmt out = seqOrNoOp(std::move(parts));
+    for (size_t i = lets.size(); i-- > 0;)
+      out = LetStmt::make(lets[i].first, lets[i].second, out, loop->loc);
+    return out;
   }
 };
 
