@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/bench.sh — build the matmul benchmark (bench/, target `bench`) and run it: oneDNN,
-# OpenBLAS (OPENBLAS_CORETYPE=SkylakeX) and TDSL's kernels, N = 256 … 2048, 1 and 2 threads,
-# in one process; the table at the end has the ratios. Arguments go to bench_matmul, e.g.
+# OpenBLAS (SkylakeX kernels with AVX-512, Haswell without) and TDSL's kernels, N = 256 … 2048,
+# 1 and 2 threads, in one process; the table at the end has the ratios. Arguments go to
+# bench_matmul, e.g.
 #   scripts/bench.sh --sizes=1024 --threads=1 --benchmark_min_time=1
 # See docs/benchmarks.md.
 set -euo pipefail

@@ -136,6 +136,10 @@ protected:
   virtual std::string limit(ir::DType t, bool isMax) = 0;
   /// A float value `x` converted to the integer type `to` (saturating).
   virtual std::string floatToInt(ir::DType to, const std::string &x) = 0;
+  /// The element `index` of `buffer` as an lvalue of its storage type: `NAME[INDEX]`.
+  virtual std::string elementAccess(const ir::Buffer &buffer, const ir::Expr &index) {
+    return names_(buffer) + "[" + expr(index) + "]";
+  }
 
   // Scalar expressions. A left operand of the same precedence as its parent is printed without
   // parentheses (`a + b + c`, `a * b / c`), so that long chains stay flat.

@@ -454,7 +454,7 @@ std::string FunctionEmitterBase::exprText(const Expr &e) {
   }
   case ExprKind::BufferLoad: {
     const auto *op = e.as<BufferLoad>();
-    std::string access = names_(op->buffer) + "[" + expr(op->indices[0]) + "]";
+    std::string access = elementAccess(op->buffer, op->indices[0]);
     switch (op->type.code()) {
     case DType::Code::Bool:
       return "(" + access + " != 0)";
@@ -566,7 +566,7 @@ void FunctionEmitterBase::scalarStore(const BufferStore *op) {
   default:
     break;
   }
-  line(names_(op->buffer) + "[" + expr(op->indices[0]) + "] = " + value + ";");
+  line(elementAccess(op->buffer, op->indices[0]) + " = " + value + ";");
 }
 
 void FunctionEmitterBase::letLine(const LetStmt *op) {

@@ -138,6 +138,92 @@ const char *kNoContraction = R"(
 
 )";
 
+/// The vector types' helpers, emitted when a function computes on vectors. g++ keeps a vector
+/// type wider than the target's vector registers in memory (BLKmode), so a register tile of
+/// accumulators (e.g. 16-lane f32 on AVX2) would go through the stack at every step: for g++,
+/// such a type is a pair of halves, down to the target's width, with the same operators.
+/// Loads, stores and conversions are helpers taking references (never a vector by value
+/// across a call: -Wpsabi) that work on both forms.
+const char *kVectorPrelude = R"(
+// Vector types: GCC/Clang vector extensions. g++ keeps a vector wider than the target's vector
+// registers in memory; for g++ such a type is a pair of halves, down to the target's width.
+#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__AVX512F__)
+#define TDSL_VECTOR_BYTES 64
+#elif defined(__AVX__)
+#define TDSL_VECTOR_BYTES 32
+#else
+#define TDSL_VECTOR_BYTES 16
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#define TDSL_VLOAD_IN_REGISTER 1
+#endif
+#else
+#define TDSL_VECTOR_BYTES 1024
+#endif
+namespace {
+template <typename T, typename H> struct tdsl_pair {
+  H lo, hi;
+  friend tdsl_pair operator+(const tdsl_pair &a, const tdsl_pair &b) {
+    return {a.lo + b.lo, a.hi + b.hi};
+  }
+  friend tdsl_pair operator-(const tdsl_pair &a, const tdsl_pair &b) {
+    return {a.lo - b.lo, a.hi - b.hi};
+  }
+  friend tdsl_pair operator*(const tdsl_pair &a, const tdsl_pair &b) {
+    return {a.lo * b.lo, a.hi * b.hi};
+  }
+  friend tdsl_pair operator/(const tdsl_pair &a, const tdsl_pair &b) {
+    return {a.lo / b.lo, a.hi / b.hi};
+  }
+  friend tdsl_pair operator-(const tdsl_pair &a) { return {-a.lo, -a.hi}; }
+  T &operator[](int64_t i) { return reinterpret_cast<T *>(this)[i]; }
+  const T &operator[](int64_t i) const { return reinterpret_cast<const T *>(this)[i]; }
+};
+template <typename T, int Bytes, bool Split = (Bytes > TDSL_VECTOR_BYTES)> struct tdsl_vector {
+  typedef T type __attribute__((vector_size(Bytes)));
+};
+template <typename T, int Bytes> struct tdsl_vector<T, Bytes, true> {
+  typedef tdsl_pair<T, typename tdsl_vector<T, Bytes / 2>::type> type;
+};
+template <typename V> struct tdsl_is_pair : std::false_type {};
+template <typename T, typename H> struct tdsl_is_pair<tdsl_pair<T, H>> : std::true_type {};
+// Unaligned loads and stores.
+template <typename V> static inline void tdsl_vload(V &v, const void *p) {
+  if constexpr (tdsl_is_pair<V>::value) {
+    tdsl_vload(v.lo, p);
+    tdsl_vload(v.hi, static_cast<const char *>(p) + sizeof v.lo);
+  } else {
+    std::memcpy(&v, p, sizeof v);
+#ifdef TDSL_VLOAD_IN_REGISTER
+    // g++ would fold the load into each use as a memory operand (a register tile's B vector
+    // read once per row): the loads then saturate the load ports.
+    if constexpr (sizeof v >= 16)
+      __asm__("" : "+v"(v));
+#endif
+  }
+}
+template <typename V> static inline void tdsl_vstore(void *p, const V &v) {
+  if constexpr (tdsl_is_pair<V>::value) {
+    tdsl_vstore(p, v.lo);
+    tdsl_vstore(static_cast<char *>(p) + sizeof v.lo, v.hi);
+  } else {
+    std::memcpy(p, &v, sizeof v);
+  }
+}
+// r = a converted lane by lane.
+template <typename To, typename From> static inline void tdsl_convert(To &r, const From &a) {
+  if constexpr (!tdsl_is_pair<To>::value && !tdsl_is_pair<From>::value) {
+    r = __builtin_convertvector(a, To);
+  } else {
+    using E = std::remove_reference_t<decltype(r[0])>;
+    for (size_t i = 0; i < sizeof r / sizeof(E); ++i)
+      r[i] = static_cast<E>(a[i]);
+  }
+}
+} // namespace
+)";
+
 // ---------------------------------------------------------------------------------------------
 // One function
 // ---------------------------------------------------------------------------------------------
@@ -173,9 +259,12 @@ private:
   std::string floatToInt(DType to, const std::string &x) override {
     return "tdsl_f2i<" + storageType(to) + ">(" + x + ")";
   }
+  std::string elementAccess(const Buffer &buffer, const Expr &index) override;
 
-  // Vector code (lowered by lower.vectorize): GCC/Clang vector extensions, loads and stores
-  // through memcpy (unaligned), every vector value a local, never a function argument.
+  // Vector code (lowered by lower.vectorize): GCC/Clang vector extensions (pairs of halves
+  // with g++ where wider than the target's registers, kVectorPrelude), loads and stores
+  // through tdsl_vload/tdsl_vstore (unaligned), every vector value a local, passed to the
+  // prelude's helpers by reference only.
   std::string vexpr(const Expr &e);
   std::string vtemp(DType t, const std::string &init);
   void vectorStore(const BufferStore *op);
@@ -187,6 +276,8 @@ private:
 
   int loopDepth_ = 0;
   int temps_ = 0; ///< Vector temporaries tdsl_v0, tdsl_v1, ...
+  /// Stack arrays declared as arrays of vectors (vectorArrayLanes): buffer → lanes.
+  std::map<const void *, int> vectorArrays_;
 
   // Lowered graphs (passes/lower/LowerGraph.h).
   void graphStmt(const Stmt &s);
@@ -216,6 +307,75 @@ std::string restoreBodies(const std::string &text, const std::vector<std::string
 /// The C name of a vector type: tdsl_f32x8.
 std::string vectorTypeName(DType t) { return "tdsl_" + t.name(); }
 
+/// `index / lanes` when `index` is a multiple of `lanes` by its form: a constant multiple, a
+/// product with such a factor, or a sum or difference of such terms.
+std::optional<Expr> divideExact(const Expr &index, int64_t lanes) {
+  if (auto c = asConstInt(index))
+    return *c % lanes == 0 ? std::optional<Expr>(intImm(*c / lanes, index.dtype())) : std::nullopt;
+  if (const auto *op = index.as<Mul>()) {
+    for (const auto &[factor, other] : {std::pair(op->a, op->b), std::pair(op->b, op->a)}) {
+      if (auto c = asConstInt(factor); c && *c % lanes == 0)
+        return *c == lanes ? other : other * intImm(*c / lanes, index.dtype());
+      if (auto q = divideExact(factor, lanes))
+        return *q * other;
+    }
+    return std::nullopt;
+  }
+  if (const auto *op = index.as<Add>()) {
+    auto a = divideExact(op->a, lanes), b = divideExact(op->b, lanes);
+    return a && b ? std::optional<Expr>(*a + *b) : std::nullopt;
+  }
+  if (const auto *op = index.as<Sub>()) {
+    auto a = divideExact(op->a, lanes), b = divideExact(op->b, lanes);
+    return a && b ? std::optional<Expr>(*a - *b) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// The lanes of the vectors through which `body` accesses the stack array `buffer` of `size`
+/// elements, when each of its vector loads and stores is a contiguous vector of the same width
+/// at a multiple of that width (an accumulator tile, say), so that it can be an array of
+/// vectors: g++ keeps the elements of such an array in registers across a loop, not those of
+/// a scalar array accessed through memcpy. Scalar accesses (a tile's init and copy-back) are
+/// fine: they become `[i / L][i % L]`. 0 otherwise (no vector access, an unaligned or mixed
+/// width).
+int vectorArrayLanes(const Buffer &buffer, int64_t size, const Stmt &body) {
+  if (isHalf(buffer.dtype()) || buffer.dtype().isBool())
+    return 0;
+  struct Walker : IRVisitor {
+    const void *buffer;
+    int lanes = -1;      // -1: no access seen yet; 0: not eligible
+    bool scalar = false; // a scalar access seen
+    void note(DType t, const std::vector<Expr> &indices) {
+      if (!t.isVector() && indices.size() == 1 && !indices[0].dtype().isVector()) {
+        scalar = true; // element [i / L][i % L]
+        return;
+      }
+      int l = 0;
+      const auto *ramp = indices.size() == 1 ? indices[0].as<Ramp>() : nullptr;
+      if (t.isVector() && ramp && isConstInt(ramp->stride, 1) && divideExact(ramp->base, t.lanes()))
+        l = t.lanes();
+      lanes = lanes == -1 || lanes == l ? l : 0;
+    }
+    void visit(const BufferLoad *op) override {
+      if (op->buffer.get() == buffer)
+        note(op->type, op->indices);
+      IRVisitor::visit(op);
+    }
+    void visit(const BufferStore *op) override {
+      if (op->buffer.get() == buffer)
+        note(op->value.dtype(), op->indices);
+      IRVisitor::visit(op);
+    }
+    // Lowered graphs pass buffers by pointer: none of that.
+    void visit(const BufferView *) override { lanes = 0; }
+    void visit(const FuncCall *) override { lanes = 0; }
+  } walker;
+  walker.buffer = buffer.get();
+  walker.visitStmt(body);
+  return walker.lanes > 1 && size % walker.lanes == 0 ? walker.lanes : 0;
+}
+
 /// `text` as a C string literal body.
 std::string cString(const std::string &text) {
   std::string out;
@@ -232,6 +392,44 @@ std::string cString(const std::string &text) {
 }
 
 // --- Expressions -----------------------------------------------------------------------------
+
+/// An element of an array of vectors (vectorArrays_) is `NAME[Q][R]`: the index's terms that
+/// are multiples of the lanes L make Q (divided by L), the rest R when it lies in [0, L);
+/// otherwise `NAME[I / L][I % L]`.
+std::string FunctionEmitter::elementAccess(const Buffer &buffer, const Expr &index) {
+  auto it = vectorArrays_.find(buffer.get());
+  if (it == vectorArrays_.end())
+    return FunctionEmitterBase::elementAccess(buffer, index);
+  int64_t lanes = it->second;
+  std::vector<Expr> terms, pending = {index};
+  while (!pending.empty()) {
+    Expr e = pending.back();
+    pending.pop_back();
+    if (const auto *add = e.as<Add>()) {
+      pending.push_back(add->b);
+      pending.push_back(add->a);
+    } else {
+      terms.push_back(e);
+    }
+  }
+  std::optional<Expr> q, r;
+  for (const Expr &term : terms) {
+    if (auto part = divideExact(term, lanes))
+      q = q ? *q + *part : *part;
+    else
+      r = r ? *r + term : term;
+  }
+  std::string name = names_(buffer);
+  if (r) {
+    Bounds b = bounds(*r);
+    if (!b.lo || *b.lo < 0 || !b.hi || *b.hi >= lanes) {
+      std::string i = expr(index), l = std::to_string(lanes);
+      return name + "[" + i + " / " + l + "][" + i + " % " + l + "]";
+    }
+  }
+  return name + "[" + stripParens(q ? expr(*q) : "0") + "][" + stripParens(r ? expr(*r) : "0") +
+         "]";
+}
 
 std::string FunctionEmitter::vtemp(DType t, const std::string &init) {
   std::string name = "tdsl_v" + std::to_string(temps_++);
@@ -256,9 +454,12 @@ std::string FunctionEmitter::vexpr(const Expr &e) {
     const auto *op = e.as<BufferLoad>();
     const auto *ramp = op->indices[0].as<Ramp>();
     TDSL_IR_CHECK(ramp && isConstInt(ramp->stride, 1), "vector loads are contiguous");
+    if (auto it = vectorArrays_.find(op->buffer.get()); it != vectorArrays_.end())
+      return vtemp(t, " = " + names_(op->buffer) + "[" +
+                          stripParens(expr(*divideExact(ramp->base, it->second))) + "]");
     std::string v = vtemp(t, "");
-    line("std::memcpy(&" + v + ", &" + names_(op->buffer) + "[" + stripParens(expr(ramp->base)) +
-         "], sizeof " + v + ");");
+    line("tdsl_vload(" + v + ", &" + names_(op->buffer) + "[" + stripParens(expr(ramp->base)) +
+         "]);");
     return v;
   }
   case ExprKind::Add:
@@ -307,7 +508,9 @@ std::string FunctionEmitter::vexpr(const Expr &e) {
   case ExprKind::Cast: {
     std::string a = vexpr(e.as<Cast>()->value);
     a = vtemp(e.as<Cast>()->value.dtype(), " = " + stripParens(a));
-    return "__builtin_convertvector(" + a + ", " + vectorTypeName(t) + ")";
+    std::string r = vtemp(t, "");
+    line("tdsl_convert(" + r + ", " + a + ");");
+    return r;
   }
   default:
     break;
@@ -320,8 +523,13 @@ void FunctionEmitter::vectorStore(const BufferStore *op) {
   TDSL_IR_CHECK(ramp && isConstInt(ramp->stride, 1), "vector stores are contiguous");
   std::string value = vexpr(op->value);
   std::string v = vtemp(op->value.dtype(), " = " + stripParens(value));
-  line("std::memcpy(&" + names_(op->buffer) + "[" + stripParens(expr(ramp->base)) + "], &" + v +
-       ", sizeof " + v + ");");
+  if (auto it = vectorArrays_.find(op->buffer.get()); it != vectorArrays_.end()) {
+    line(names_(op->buffer) + "[" + stripParens(expr(*divideExact(ramp->base, it->second))) +
+         "] = " + v + ";");
+    return;
+  }
+  line("tdsl_vstore(&" + names_(op->buffer) + "[" + stripParens(expr(ramp->base)) + "], " + v +
+       ");");
 }
 
 void FunctionEmitter::assertStmt(const AssertStmt *op) {
@@ -434,6 +642,15 @@ void FunctionEmitter::stmt(const Stmt &s, bool inFor) {
     if (size && *size * b.dtype().storageBytes() <= kStackBytes) {
       // Zero-filled: a reduction over an empty domain (N == 0) reads its accumulator without
       // any init having run; zeros make that defined (g++ -Wmaybe-uninitialized agrees).
+      if (int lanes = vectorArrayLanes(b, *size, op->body)) {
+        // Only vector accesses: an array of vectors (element [i] holds lanes i·L … i·L+L-1).
+        line(vectorTypeName(b.dtype().withLanes(lanes)) + " " + name + "[" +
+             std::to_string(*size / lanes) + "] = {};");
+        vectorArrays_[b.get()] = lanes;
+        stmt(op->body, false);
+        vectorArrays_.erase(b.get());
+        return;
+      }
       line(type + " " + name + "[" + std::to_string(std::max<int64_t>(*size, 1)) + "] = {};");
       stmt(op->body, false);
       return;
@@ -628,8 +845,8 @@ std::string externDeclarations(const Module &module, const std::vector<Func> &em
 
 namespace {
 
-/// `typedef float tdsl_f32x8 __attribute__((vector_size(32)));` for each vector type the
-/// lowered functions compute on, in a fixed order.
+/// The vector prelude and `typedef tdsl_vector<float, 32>::type tdsl_f32x8;` for each vector
+/// type the lowered functions compute on, in a fixed order.
 std::string vectorTypedefs(const std::vector<Func> &lowered) {
   struct Walker : IRVisitor {
     std::map<std::string, DType> types;
@@ -662,9 +879,9 @@ std::string vectorTypedefs(const std::vector<Func> &lowered) {
     walker.visitStmt(f.as<PrimFunc>()->body);
   std::string out;
   for (const auto &[name, t] : walker.types)
-    out += "typedef " + storageType(t.element()) + " " + name + " __attribute__((vector_size(" +
-           std::to_string(t.lanes() * t.element().storageBytes()) + ")));\n";
-  return out.empty() ? out : "\n// Vector types (GCC/Clang vector extensions).\n" + out;
+    out += "typedef tdsl_vector<" + storageType(t.element()) + ", " +
+           std::to_string(t.lanes() * t.element().storageBytes()) + ">::type " + name + ";\n";
+  return out.empty() ? out : kVectorPrelude + out;
 }
 
 } // namespace
