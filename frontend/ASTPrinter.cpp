@@ -4,6 +4,8 @@
 
 #include "frontend/ASTPrinter.h"
 
+#include "ir/IRPrinter.h"
+
 #include <ostream>
 
 namespace tdsl {
@@ -22,19 +24,7 @@ std::string typeToString(const ast::Type &t) {
   return t.dtype.name + "[" + joinExprs(t.dims) + "]";
 }
 
-std::string quoted(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
+std::string quoted(const std::string &s) { return ir::quoteString(s); }
 
 std::string schedArgToString(const ast::SchedArg &a) {
   switch (a.kind) {

@@ -100,20 +100,6 @@ private:
   std::unordered_map<std::string, int> inUse_;
 };
 
-std::string quote(const std::string &text) {
-  std::string result = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      result += '\\';
-    if (c == '\n') {
-      result += "\\n";
-      continue;
-    }
-    result += c;
-  }
-  return result + "\"";
-}
-
 // ---------------------------------------------------------------------------------------------
 // Precedence
 // ---------------------------------------------------------------------------------------------
@@ -471,7 +457,7 @@ void Printer::printStmt(const Stmt &s) {
     const auto *op = s.as<AssertStmt>();
     line() << "assert ";
     printExpr(op->condition);
-    *os_ << ", " << quote(op->message);
+    *os_ << ", " << quoteString(op->message);
     for (const Expr &arg : op->args) {
       *os_ << ", ";
       printExpr(arg);
@@ -531,7 +517,7 @@ void Printer::printFor(const For *op) {
   case ForKind::Serial:
     break;
   case ForKind::ThreadBinding:
-    *os_ << " thread(" << quote(op->threadTag) << ')';
+    *os_ << " thread(" << quoteString(op->threadTag) << ')';
     break;
   default:
     *os_ << ' ' << forKindName(op->forKind);
@@ -838,7 +824,7 @@ void Printer::printExternFunc(const ExternFunc *op) {
       *os_ << ", ";
     printParam(FuncParam::tensor(op->outputs[i]));
   }
-  *os_ << ") = " << quote(op->symbol) << ";\n";
+  *os_ << ") = " << quoteString(op->symbol) << ";\n";
 }
 
 void Printer::printFunc(const Func &func) {
@@ -859,7 +845,7 @@ void Printer::printConstant(const Constant &constant) {
   *os_ << "const " << constant.name << ": ";
   printType(constant.buffer);
   if (!constant.path.empty()) {
-    *os_ << " = load(" << quote(constant.path) << ");\n";
+    *os_ << " = load(" << quoteString(constant.path) << ");\n";
     return;
   }
   static const char digits[] = "0123456789abcdef";
@@ -875,7 +861,7 @@ void Printer::printConstant(const Constant &constant) {
 
 void Printer::printModule(const Module &module) {
   for (const std::string &import : module.imports)
-    *os_ << "import " << quote(import) << ";\n";
+    *os_ << "import " << quoteString(import) << ";\n";
   for (const Constant &constant : module.constants)
     printConstant(constant);
   bool first = module.imports.empty() && module.constants.empty();
@@ -888,6 +874,22 @@ void Printer::printModule(const Module &module) {
 }
 
 } // namespace
+
+std::string escapeString(const std::string &text, const char *newline) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n') {
+      out += newline;
+      continue;
+    }
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string quoteString(const std::string &text) { return "\"" + escapeString(text) + "\""; }
 
 std::string toString(const Expr &expr) {
   std::ostringstream os;

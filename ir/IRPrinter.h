@@ -58,4 +58,10 @@ std::ostream &operator<<(std::ostream &os, const Module &module);
 /// The literal for a float constant of `type` (see above): "0.1", "1e-05", "3.0", "inf".
 std::string formatFloat(double value, DType type);
 
+/// `text` as the inside of a string literal of TDSL (also valid C, C++ and dot): `"` and `\`
+/// escaped, each newline written as `newline`.
+std::string escapeString(const std::string &text, const char *newline = "\\n");
+/// `text` as a string literal, between double quotes.
+std::string quoteString(const std::string &text);
+
 } // namespace tdsl::ir

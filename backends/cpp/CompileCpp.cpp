@@ -1,6 +1,8 @@
 //===- backends/cpp/CompileCpp.cpp - Emitted C++ to an object, in-process -----------------===//
 #include "backends/cpp/CompileCpp.h"
 
+#include "backends/llvm/Target.h"
+
 #include <clang/Basic/Diagnostic.h>
 #include <clang/Basic/DiagnosticOptions.h>
 #include <clang/CodeGen/CodeGenAction.h>
@@ -26,15 +28,6 @@
 namespace tdsl::cpp {
 
 namespace {
-
-void initialiseTargets() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    llvm::InitializeNativeTargetAsmParser();
-  });
-}
 
 /// The clang command line tdslc would run: the driver turns it into the -cc1 arguments for
 /// the host (header search paths of the installed GCC, the resource directory, PIC level).
@@ -88,7 +81,7 @@ std::vector<std::string> driverArguments(const std::string &bufferName,
 
 bool compileCpp(const std::string &code, const std::string &bufferName,
                 const CompileOptions &options, std::string &output, std::string &errors) {
-  initialiseTargets();
+  llvmgen::initialiseNativeTarget();
   llvm::raw_string_ostream diagStream(errors);
   llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> diagOptions(new clang::DiagnosticOptions());
   clang::DiagnosticsEngine diags(

@@ -291,6 +291,26 @@ private:
 /// The statement that stands for a body left unformatted until clang::format has run.
 const char *kUnformattedBody = "tdsl_unformatted_body_";
 
+/// Whether clang::format would search long for line breaks in `body`: it has many lines over
+/// the column limit whose brackets nest deeply (each costs the formatter a search over every
+/// way to break it; 40 of them take seconds).
+bool costlyToFormat(const std::string &body) {
+  constexpr size_t kColumns = 100;
+  constexpr int kDepth = 4, kLines = 40;
+  int costly = 0;
+  size_t start = 0;
+  while (start < body.size()) {
+    size_t end = body.find('\n', start);
+    if (end == std::string::npos)
+      end = body.size();
+    if (end - start > kColumns &&
+        cfamily::nestingDepth(body.substr(start, end - start)) >= kDepth && ++costly >= kLines)
+      return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 /// `text` with each placeholder line of `bodies` replaced by that body.
 std::string restoreBodies(const std::string &text, const std::vector<std::string> &bodies) {
   std::string out = text;
@@ -377,19 +397,7 @@ int vectorArrayLanes(const Buffer &buffer, int64_t size, const Stmt &body) {
 }
 
 /// `text` as a C string literal body.
-std::string cString(const std::string &text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
+std::string cString(const std::string &text) { return escapeString(text); }
 
 // --- Expressions -----------------------------------------------------------------------------
 
@@ -791,9 +799,13 @@ void FunctionEmitter::emit(std::ostream &os, std::vector<std::string> *unformatt
   indent_ = 0;
   os_ = &os;
   // A body with deep expressions broken into temporaries stays as printed: clang::format
-  // takes seconds on each of those statements. It is put back after formatting (emitCpp).
-  if (hoisted_ > 0 && unformatted) {
-    os << "  // Deep expressions, as temporaries tdsl_eN: this body is not formatted.\n"
+  // takes seconds on each of those statements. So does a body with many long nested index
+  // expressions (a convolution's symbolic strides: 25 s for one function). Such a body is put
+  // back after formatting (emitCpp).
+  if ((hoisted_ > 0 || costlyToFormat(body.str())) && unformatted) {
+    os << "  // "
+       << (hoisted_ > 0 ? "Deep expressions, as temporaries tdsl_eN" : "Long expressions")
+       << ": this body is not formatted.\n"
        << "  " << kUnformattedBody << "(" << unformatted->size() << ");\n";
     unformatted->push_back(body.str());
   } else {

@@ -21,16 +21,7 @@ using namespace ir;
 /// A dot string literal's contents: quotes and backslashes escaped, each line ending in `\l`
 /// (left-justified).
 std::string label(const std::string &text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (c == '\n') {
-      out += "\\l";
-      continue;
-    }
-    out += c;
-  }
+  std::string out = escapeString(text, "\\l");
   if (out.size() < 2 || out.compare(out.size() - 2, 2, "\\l") != 0)
     out += "\\l";
   return "\"" + out + "\"";

@@ -26,15 +26,6 @@ namespace tdsl::llvmgen {
 
 namespace {
 
-void initialiseTargets() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    llvm::InitializeNativeTargetAsmParser();
-  });
-}
-
 llvm::CodeGenOptLevel codeGenLevel(int optLevel) {
   switch (optLevel) {
   case 0:
@@ -59,8 +50,17 @@ struct QuietDiagnostics : llvm::DiagnosticHandler {
 
 } // namespace
 
+void initialiseNativeTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
 bool resolveTarget(const TargetOptions &options, ResolvedTarget &out, std::string &error) {
-  initialiseTargets();
+  initialiseNativeTarget();
   out.triple = llvm::Triple::normalize(llvm::sys::getDefaultTargetTriple());
   std::string lookupError;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(out.triple, lookupError);

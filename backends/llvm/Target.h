@@ -21,6 +21,10 @@ class TargetMachine;
 
 namespace tdsl::llvmgen {
 
+/// Registers the host's target, assembly printer and parser with LLVM, once per process (the
+/// LLVM route and the C++ route's in-process Clang both need them).
+void initialiseNativeTarget();
+
 struct TargetOptions {
   std::string mcpu = "native"; ///< "native": the host CPU, with the host's features
   std::string mattr;           ///< "+avx2,-fma": added to the CPU's features

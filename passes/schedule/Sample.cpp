@@ -107,16 +107,6 @@ bool fitsSite(const SampleSite &site, const Decision &d) {
 
 namespace {
 
-std::string quoted(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string argText(const ScheduleArg &a, const std::map<std::string, int64_t> &decided) {
   switch (a.kind) {
   case ScheduleArg::Kind::Name: {
@@ -135,7 +125,7 @@ std::string argText(const ScheduleArg &a, const std::map<std::string, int64_t> &
   case ScheduleArg::Kind::Placeholder:
     return "_";
   case ScheduleArg::Kind::String:
-    return quoted(a.name);
+    return quoteString(a.name);
   case ScheduleArg::Kind::List: {
     std::string out = "[";
     for (size_t i = 0; i < a.items.size(); ++i)

@@ -301,6 +301,7 @@ std::optional<int> emitCode(const DriverOptions &opts, const ir::LoweredModule &
       err << "tdslc: error: " << error << "\n";
       return 1;
     }
+    copts.format = false; // compiled, not read: the formatter's time would be wasted
     if (!cpp::compileCpp(cpp::emitCpp(lowered, copts), name + ".cpp", options, bytes, error)) {
       err << error << "tdslc: error: the Clang libraries could not compile the C++ emitted for '"
           << opts.input << "'\n";

@@ -435,6 +435,16 @@ private:
     if (static_cast<int>(k) < node->output_size() && !node->output(k).empty())
       values[node->output(k)] = std::move(v);
   }
+  /// Output k of the node is the tensor `name` of `dtype` and `shape`.
+  void defineTensor(size_t k, const std::string &name, const std::string &dtype,
+                    const Shape &shape) {
+    auto v = std::make_shared<Value>();
+    v->name = name;
+    v->dtype = dtype;
+    v->shape = shape;
+    v->onnxName = node->output(k);
+    define(k, v);
+  }
   void defineConst(size_t k, Const c) {
     auto v = std::make_shared<Value>();
     v->k = std::move(c);
@@ -513,12 +523,7 @@ private:
       body.push_back(t + " = " + callText + ";");
       body.push_back(out + " = reshape(" + t + ", " + str(shape) + ");");
     }
-    auto v = std::make_shared<Value>();
-    v->name = out;
-    v->dtype = dtype;
-    v->shape = shape;
-    v->onnxName = node->output(k);
-    define(k, v);
+    defineTensor(k, out, dtype, shape);
   }
   void defineView(size_t k, const std::string &src, const Shape &from, const Shape &shape,
                   const std::string &dtype) {
@@ -528,12 +533,7 @@ private:
       body.back() = out + body.back().substr(src.size()); // the temporary just defined, renamed
     else
       body.push_back(out + " = reshape(" + src + ", " + str(shape) + ");");
-    auto v = std::make_shared<Value>();
-    v->name = out;
-    v->dtype = dtype;
-    v->shape = shape;
-    v->onnxName = node->output(k);
-    define(k, v);
+    defineTensor(k, out, dtype, shape);
   }
   /// A call's text: `call F<g…>(args)`.
   static std::string call(const std::string &fn, const std::vector<std::string> &args,

@@ -107,6 +107,19 @@ def build_both(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag=""):
     return {"cpp": stem + ".cpp.exe", "llvm": stem + ".llvm.exe"}
 
 
+def add_inputs(func, tag, inputs, bf16, harness_args, interp_args):
+    """Saves each array input as a .npy file, named on both command lines (the harness's and
+    tdsl-run's); a scalar goes to tdsl-run only (the harness has it in TDSL_CALL)."""
+    for name, value in inputs.items():
+        if isinstance(value, np.ndarray):
+            path = os.path.join(TMP, "%s%s_in_%s%s.npy" % (func, tag, name, ".bf16" if name in bf16 else ""))
+            np.save(path, value)
+            harness_args.append(path)
+            interp_args += ["--input", "%s=%s" % (name, path)]
+        else:
+            interp_args += ["--input", "%s=%s" % (name, value)]
+
+
 def check(func, inputs, outputs, tolerances=None, tdslc_flags=(), cxxflags=(), env=None, tag="",
           bf16=(), obj=False, ldflags=(), run_flags=(), interp_flags=None):
     """`inputs`: name -> array or Python scalar, in signature order; `outputs`: name -> initial
@@ -121,14 +134,7 @@ def check(func, inputs, outputs, tolerances=None, tdslc_flags=(), cxxflags=(), e
     exe = build(func, inputs, outputs, tdslc_flags, cxxflags, tag, obj, ldflags)
     harness_args, interp_args = [], [TDSL_RUN, SOURCE, "--func", func, "--interpret"] + list(
         tdslc_flags if interp_flags is None else interp_flags) + list(run_flags)
-    for name, value in inputs.items():
-        if isinstance(value, np.ndarray):
-            path = os.path.join(TMP, "%s%s_in_%s%s.npy" % (func, tag, name, ".bf16" if name in bf16 else ""))
-            np.save(path, value)
-            harness_args.append(path)
-            interp_args += ["--input", "%s=%s" % (name, path)]
-        else:
-            interp_args += ["--input", "%s=%s" % (name, value)]
+    add_inputs(func, tag, inputs, bf16, harness_args, interp_args)
     got_paths, want_paths = {}, {}
     for name, init in outputs.items():
         init_path = os.path.join(TMP, "%s%s_init_%s%s.npy" % (func, tag, name, ".bf16" if name in bf16 else ""))
@@ -151,14 +157,7 @@ def check_both(func, inputs, outputs, tolerances, tdslc_flags, cxxflags, env, ta
     exes = build_both(func, inputs, outputs, tdslc_flags, cxxflags, tag)
     interp_args = [TDSL_RUN, SOURCE, "--func", func, "--interpret"] + list(tdslc_flags)
     harness_args = []
-    for name, value in inputs.items():
-        if isinstance(value, np.ndarray):
-            path = os.path.join(TMP, "%s%s_in_%s%s.npy" % (func, tag, name, ".bf16" if name in bf16 else ""))
-            np.save(path, value)
-            harness_args.append(path)
-            interp_args += ["--input", "%s=%s" % (name, path)]
-        else:
-            interp_args += ["--input", "%s=%s" % (name, value)]
+    add_inputs(func, tag, inputs, bf16, harness_args, interp_args)
     paths = {build: {} for build in exes}
     init_paths, want_paths = {}, {}
     for name, init in outputs.items():
