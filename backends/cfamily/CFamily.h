@@ -176,6 +176,11 @@ protected:
   void letLine(const ir::LetStmt *op);
   /// `if (COND) { THEN } else { ELSE }`, the branches printed by `body`.
   void ifThenElse(const ir::IfThenElse *op, const std::function<void(const ir::Stmt &)> &body);
+  /// Prints what every dialect prints alike: a `let`, an `if` or a sequence (true), `recurse`
+  /// printing the statements inside; before the outermost loop of a nest (`inFor` false), the
+  /// comment naming its blocks (false: the dialect prints the loop). False for anything else.
+  bool structuralStmt(const ir::Stmt &s, bool inFor,
+                      const std::function<void(const ir::Stmt &)> &recurse);
   /// The validating entry NAME_dlpack: null, device, dtype, rank, shape and compactness
   /// checks, shape variables bound at their first appearance, then the raw entry's call.
   void emitDlpack(std::ostream &os, const DlpackDevice &device);

@@ -590,6 +590,29 @@ void FunctionEmitterBase::ifThenElse(const IfThenElse *op,
   line("}");
 }
 
+bool FunctionEmitterBase::structuralStmt(const Stmt &s, bool inFor,
+                                         const std::function<void(const Stmt &)> &recurse) {
+  switch (s.kind()) {
+  case StmtKind::For:
+    if (!inFor)
+      nestComment(s.as<For>());
+    return false;
+  case StmtKind::LetStmt:
+    letLine(s.as<LetStmt>());
+    recurse(s.as<LetStmt>()->body);
+    return true;
+  case StmtKind::IfThenElse:
+    ifThenElse(s.as<IfThenElse>(), recurse);
+    return true;
+  case StmtKind::SeqStmt:
+    for (const Stmt &child : s.as<SeqStmt>()->seq)
+      recurse(child);
+    return true;
+  default:
+    return false;
+  }
+}
+
 // --- The DLPack entry ----------------------------------------------------------------------------
 
 void FunctionEmitterBase::emitDlpack(std::ostream &os, const DlpackDevice &device) {

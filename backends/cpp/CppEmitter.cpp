@@ -570,11 +570,11 @@ void FunctionEmitter::assertStmt(const AssertStmt *op) {
 // --- Statements ------------------------------------------------------------------------------
 
 void FunctionEmitter::stmt(const Stmt &s, bool inFor) {
+  if (structuralStmt(s, inFor, [&](const Stmt &inner) { stmt(inner, false); }))
+    return;
   switch (s.kind()) {
   case StmtKind::For: {
     const auto *op = s.as<For>();
-    if (!inFor)
-      nestComment(op);
     // The loop's body, one level deeper, then `close`.
     auto loopBody = [&](const char *close) {
       recordLoopBounds(op);
@@ -624,18 +624,10 @@ void FunctionEmitter::stmt(const Stmt &s, bool inFor) {
       return vectorStore(op);
     return scalarStore(op);
   }
-  case StmtKind::LetStmt: {
-    const auto *op = s.as<LetStmt>();
-    letLine(op);
-    stmt(op->body, false);
-    return;
-  }
+  case StmtKind::LetStmt:
   case StmtKind::IfThenElse:
-    return ifThenElse(s.as<IfThenElse>(), [&](const Stmt &branch) { stmt(branch, false); });
   case StmtKind::SeqStmt:
-    for (const Stmt &child : s.as<SeqStmt>()->seq)
-      stmt(child, false);
-    return;
+    return; // printed by structuralStmt
   case StmtKind::Evaluate:
     line("(void)" + expr(s.as<Evaluate>()->value) + ";");
     return;

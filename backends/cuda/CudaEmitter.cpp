@@ -307,11 +307,11 @@ void FunctionEmitter::collectKernels(const Stmt &s) {
 }
 
 void FunctionEmitter::deviceStmt(const Stmt &s, bool inFor) {
+  if (structuralStmt(s, inFor, [&](const Stmt &inner) { deviceStmt(inner, false); }))
+    return;
   switch (s.kind()) {
   case StmtKind::For: {
     const auto *op = s.as<For>();
-    if (!inFor)
-      nestComment(op);
     if (op->forKind == ForKind::ThreadBinding) {
       // Each thread runs one iteration: the loop variable is its index along the tag.
       std::string v = names_(op->loopVar);
@@ -363,18 +363,10 @@ void FunctionEmitter::deviceStmt(const Stmt &s, bool inFor) {
   case StmtKind::BufferStore: {
     return scalarStore(s.as<BufferStore>());
   }
-  case StmtKind::LetStmt: {
-    const auto *op = s.as<LetStmt>();
-    letLine(op);
-    deviceStmt(op->body, false);
-    return;
-  }
+  case StmtKind::LetStmt:
   case StmtKind::IfThenElse:
-    return ifThenElse(s.as<IfThenElse>(), [&](const Stmt &branch) { deviceStmt(branch, false); });
   case StmtKind::SeqStmt:
-    for (const Stmt &child : s.as<SeqStmt>()->seq)
-      deviceStmt(child, false);
-    return;
+    return; // printed by structuralStmt
   case StmtKind::Evaluate:
     if (ir::isSyncThreads(s)) {
       line("__syncthreads();");
@@ -396,10 +388,14 @@ void FunctionEmitter::deviceStmt(const Stmt &s, bool inFor) {
     deviceStmt(op->body, false);
     return;
   }
-  case StmtKind::Block:
+  case StmtKind::Block:      // lowered away
+  case StmtKind::BufferView: // lowered away
+  case StmtKind::FuncCall:   // graphs run on the host
+  case StmtKind::AssertStmt: // the cuda pipeline inserts no bounds checks
     break;
   }
-  TDSL_IR_CHECK(false, "the CUDA backend takes lowered code (no blocks)");
+  TDSL_IR_CHECK(false, "the CUDA backend takes lowered device code (no blocks, views, calls or "
+                       "assertions)");
 }
 
 void FunctionEmitter::emitKernel(std::ostream &os, const Kernel &k) {
