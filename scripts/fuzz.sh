@@ -4,7 +4,7 @@
 #   schedule  tdsl-fuzz-schedule: fuzzer-chosen schedule primitives on small functions; results
 #             compared with the unscheduled function in the interpreter
 #   npy       tdsl-fuzz-npy: any bytes as a .npy file
-# Builds build-fuzz/ (clang-19, -DTDSL_FUZZ=ON: coverage + ASan + UBSan) when needed, makes the
+# Builds build-fuzz/ (preset `asan`: clang-19, -DTDSL_FUZZ=ON: coverage + ASan + UBSan) when needed, makes the
 # seed corpus (scripts/fuzz-corpus.sh) when missing, then fuzzes under `nice -n 19`. New inputs
 # go to fuzz-out/work/<harness>/, crashes, time-outs and OOMs to fuzz-out/artifacts/<harness>/.
 # Usage: scripts/fuzz.sh HARNESS SECONDS [libFuzzer options]
@@ -30,10 +30,15 @@ if ! dpkg-query -W -f='${Status}\n' libclang-rt-19-dev 2>/dev/null | grep -q 'ok
   [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends libclang-rt-19-dev
 fi
+# The CMake preset `asan` (build-fuzz/, shared with scripts/sanitize.sh), or a folder of your own.
 build="${TDSL_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 -DTDSL_FUZZ=ON
+  if [ -z "${TDSL_FUZZ_BUILD_DIR:-}" ]; then
+    (cd "$root" && cmake --preset asan)
+  else
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 -DTDSL_FUZZ=ON
+  fi
 fi
 nice cmake --build "$build" -j2 --target "tdsl-fuzz-$harness" >/dev/null
 out="$root/fuzz-out"

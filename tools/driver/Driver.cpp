@@ -209,6 +209,9 @@ std::string checkOptions(const DriverOptions &opts) {
        opts.emit == EmitKind::LLVM || opts.emit == EmitKind::Bitcode))
     return std::string("--emit=") + emitKindName(opts.emit) +
            " makes CPU code; with --target=cuda use --emit=cuda (or ir, lowered, header)";
+  // The CUDA pipeline has no lower.bounds-check step: refused rather than silently ignored.
+  if (opts.target == Target::CUDA && opts.boundsCheck)
+    return "--bounds-check is implemented for CPU code only, not for --target=cuda";
   auto known = [](const std::string &p) {
     return std::find(passNames().begin(), passNames().end(), p) != passNames().end();
   };

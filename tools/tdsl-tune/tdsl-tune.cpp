@@ -163,6 +163,8 @@ private:
   bool prepareReference(Task &task);
   /// Measures a candidate in a separate process: its record.
   tuning::Record measure(Task &task, const Candidate &c, int64_t serial);
+  /// Set by measure() when the shell could not run the measurement at all (exit 126/127).
+  bool environmentFailed_ = false;
   void train();
   double predict(const Candidate &c);
   std::vector<schedule::Decision> mutate(const Candidate &base, uint64_t &state);
@@ -453,6 +455,17 @@ tuning::Record Tuner::measure(Task &task, const Candidate &c, int64_t serial) {
   else if (!opts_.runner.empty())
     cmd = opts_.runner + " " + cmd;
   int status = shell(cmd + " > " + q(log) + " 2>&1");
+  // 126/127: the shell could not run the command (not executable, not found), -1: not even
+  // the shell ran. That is the runner's environment, not the candidate: the caller stops
+  // instead of recording a failed trial that a later run would then skip.
+  if (status == 126 || status == 127 || status == -1) {
+    r.error = status == -1
+                  ? "the shell could not be started"
+                  : "exit status " + std::to_string(status) + " (" +
+                        (status == 127 ? "command not found" : "not executable") + "); see " + log;
+    environmentFailed_ = true;
+    return r;
+  }
   if (status != 0) {
     r.error =
         status == 124 || status == 137 ? "timed out" : "exit status " + std::to_string(status);
@@ -702,6 +715,11 @@ int Tuner::run() {
           break; // the space is exhausted (or nothing compiles)
         t.measured.insert(decisionsText(pick->decisions));
         tuning::Record r = measure(t, *pick, serial++);
+        if (environmentFailed_) {
+          std::cerr << "\ntdsl-tune: error: the measurement command did not run: " << r.error
+                    << "\n";
+          return 1;
+        }
         records_.push_back(r);
         if (!tuning::appendRecord(opts_.db, r)) {
           std::cerr << "\ntdsl-tune: error: cannot write the database '" << opts_.db << "'\n";
