@@ -25,6 +25,27 @@ namespace {
 
 constexpr int64_t kInf = INT64_MAX / 4;
 
+/// Calls `onFor` / `onBlock` on the outermost loops and blocks of `s`, looking through
+/// sequences, lets and both branches of ifs (the two checkers below walk a body this way).
+template <typename OnFor, typename OnBlock>
+void forLoopsAndBlocks(const Stmt &s, const OnFor &onFor, const OnBlock &onBlock) {
+  if (!s.defined())
+    return;
+  if (auto *seqS = s.as<SeqStmt>()) {
+    for (const Stmt &x : seqS->seq)
+      forLoopsAndBlocks(x, onFor, onBlock);
+  } else if (auto *f = s.as<For>()) {
+    onFor(*f);
+  } else if (auto *b = s.as<Block>()) {
+    onBlock(*b);
+  } else if (auto *l = s.as<ir::LetStmt>()) {
+    forLoopsAndBlocks(l->body, onFor, onBlock);
+  } else if (auto *i = s.as<IfThenElse>()) {
+    forLoopsAndBlocks(i->thenCase, onFor, onBlock);
+    forLoopsAndBlocks(i->elseCase, onFor, onBlock);
+  }
+}
+
 /// A closed integer interval; bounds at ±kInf mean unbounded.
 struct Interval {
   int64_t lo = -kInf, hi = kInf;
@@ -501,21 +522,7 @@ private:
   }
 
   void stmt(const Stmt &s) {
-    if (!s.defined())
-      return;
-    if (auto *seqS = s.as<SeqStmt>()) {
-      for (const Stmt &x : seqS->seq)
-        stmt(x);
-    } else if (auto *f = s.as<For>()) {
-      loop(*f);
-    } else if (auto *b = s.as<Block>()) {
-      block(*b);
-    } else if (auto *l = s.as<ir::LetStmt>()) {
-      stmt(l->body);
-    } else if (auto *i = s.as<IfThenElse>()) {
-      stmt(i->thenCase);
-      stmt(i->elseCase);
-    }
+    forLoopsAndBlocks(s, [this](const For &f) { loop(f); }, [this](const Block &b) { block(b); });
   }
 
   void loop(const For &f) {
@@ -914,21 +921,8 @@ public:
 
 private:
   void stmt(const Stmt &s) {
-    if (!s.defined())
-      return;
-    if (auto *seqS = s.as<SeqStmt>()) {
-      for (const Stmt &x : seqS->seq)
-        stmt(x);
-    } else if (auto *f = s.as<For>()) {
-      stmt(f->body);
-    } else if (auto *b = s.as<Block>()) {
-      block(*b);
-    } else if (auto *l = s.as<ir::LetStmt>()) {
-      stmt(l->body);
-    } else if (auto *i = s.as<IfThenElse>()) {
-      stmt(i->thenCase);
-      stmt(i->elseCase);
-    }
+    forLoopsAndBlocks(
+        s, [this](const For &f) { stmt(f.body); }, [this](const Block &b) { block(b); });
   }
 
   void block(const Block &b) {

@@ -3,13 +3,11 @@
 
 #include "backends/abi/Abi.h"
 
-namespace tdsl::llvmgen {
-
-using namespace ir;
+using namespace tdsl::ir;
 using llvm::BasicBlock;
 using llvm::Value;
 
-namespace detail {
+namespace tdsl::llvmgen::detail {
 
 namespace {
 
@@ -366,7 +364,9 @@ void emitDlpackEntry(ModuleState &state, const PrimFunc *source, const PrimFunc 
   b.CreateRet(result);
 }
 
-} // namespace detail
+} // namespace tdsl::llvmgen::detail
+
+namespace tdsl::llvmgen {
 
 std::string packedEntryName(const std::string &cName) { return cName + ".packed"; }
 

@@ -1,6 +1,8 @@
 //===- tools/driver/CommandLine.cpp - What every tool's command line shares ------------------===//
 #include "tools/driver/CommandLine.h"
 
+#include <iostream>
+
 namespace po = boost::program_options;
 
 namespace tdsl {
@@ -108,6 +110,29 @@ std::string readInput(const Parsed &parsed, const char *positional, std::string 
     return "more than one input file: '" + inputs[0] + "' and '" + inputs[1] + "'";
   input = inputs[0];
   return "";
+}
+
+int usageError(const char *tool, const std::string &message) {
+  std::cerr << tool << ": error: " << message << "\n" << tool << ": see '" << tool << " --help'\n";
+  return 2;
+}
+
+std::optional<int> parseToolCommandLine(const char *tool, int argc, const char *const *argv,
+                                        const po::options_description &options, const char *help,
+                                        Parsed &out, ToolOptions &opts) {
+  if (std::string error = parse(argc, argv, options, "file", {}, out); !error.empty())
+    return usageError(tool, error);
+  if (out.has("help")) {
+    std::cout << help;
+    return 0;
+  }
+  if (std::string error = readInput(out, "file", opts.input); !error.empty())
+    return usageError(tool, error);
+  if (std::string error = readToolOptions(out, opts); !error.empty())
+    return usageError(tool, error);
+  if (opts.func.empty())
+    return usageError(tool, "--func NAME is required");
+  return std::nullopt;
 }
 
 } // namespace cl

@@ -56,6 +56,18 @@ std::string readToolOptions(const Parsed &parsed, ToolOptions &opts);
 /// more than one, or "".
 std::string readInput(const Parsed &parsed, const char *positional, std::string &input);
 
+/// Prints "TOOL: error: MESSAGE" and "TOOL: see 'TOOL --help'" on stderr; returns 2, the exit
+/// status of a bad command line.
+int usageError(const char *tool, const std::string &message);
+
+/// The start of a tool's main (tdsl-run, tdsl-tune): parse() with the positional option
+/// "file", `help` printed for -h/--help, the input file, then readToolOptions(), and --func
+/// required. Returns nullopt to go on, else the exit status (0 after --help, 2 after a
+/// usageError()).
+std::optional<int> parseToolCommandLine(const char *tool, int argc, const char *const *argv,
+                                        const boost::program_options::options_description &options,
+                                        const char *help, Parsed &out, ToolOptions &opts);
+
 } // namespace cl
 
 } // namespace tdsl

@@ -728,26 +728,22 @@ Const Importer::readTensor(const onnx::TensorProto &t) const {
                                                                                               : 1;
     if (hasRaw) {
       needRaw(size);
-      for (int64_t k = 0; k < n; ++k) {
-        int64_t v = 0;
+      auto value = [&](int64_t k) -> int64_t {
         switch (c.elem) {
         case onnx::TensorProto::INT32:
-          v = rawAt(int32_t(), k);
-          break;
+          return rawAt(int32_t(), k);
         case onnx::TensorProto::INT16:
-          v = rawAt(int16_t(), k);
-          break;
+          return rawAt(int16_t(), k);
         case onnx::TensorProto::UINT16:
-          v = rawAt(uint16_t(), k);
-          break;
+          return rawAt(uint16_t(), k);
         case onnx::TensorProto::INT8:
-          v = rawAt(int8_t(), k);
-          break;
+          return rawAt(int8_t(), k);
         default:
-          v = rawAt(uint8_t(), k);
+          return rawAt(uint8_t(), k); // UINT8, BOOL
         }
-        c.i.push_back(Dim::of(v));
-      }
+      };
+      for (int64_t k = 0; k < n; ++k)
+        c.i.push_back(Dim::of(value(k)));
     } else {
       needTyped(t.int32_data_size());
       for (int32_t v : t.int32_data())

@@ -85,10 +85,7 @@ struct RunOptions : DriverOptions {
   std::string json; // --json FILE (BenchJson.h)
 };
 
-int usageError(const std::string &message) {
-  std::cerr << "tdsl-run: error: " << message << "\ntdsl-run: see 'tdsl-run --help'\n";
-  return 2;
-}
+int usageError(const std::string &message) { return cl::usageError("tdsl-run", message); }
 
 int runError(const std::string &message) {
   std::cerr << "tdsl-run: error: " << message << "\n";
@@ -124,16 +121,9 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
       "output", cl::value(), "")("load", cl::value(), "")("threads", cl::value(), "")(
       "repeat", cl::value(), "")("file", cl::value(), "")("json", cl::value(), "");
   cl::Parsed p;
-  if (std::string error = cl::parse(argc, argv, desc, "file", {}, p); !error.empty())
-    return usageError(error);
-  if (p.has("help")) {
-    std::cout << kHelp;
-    return 0;
-  }
-  if (std::string error = cl::readInput(p, "file", opts.input); !error.empty())
-    return usageError(error);
-  if (!p.last("func"))
-    return usageError("--func NAME is required");
+  if (std::optional<int> status =
+          cl::parseToolCommandLine("tdsl-run", argc, argv, desc, kHelp, p, opts))
+    return status;
   opts.interpret = p.has("interpret");
   opts.bench = p.has("bench");
   opts.check = p.has("check");
@@ -146,8 +136,6 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
     }
   }
   opts.libraries = p.all("load");
-  if (std::string error = cl::readToolOptions(p, opts); !error.empty())
-    return usageError(error);
   for (auto [name, target] : {std::pair<const char *, int64_t *>{"threads", &opts.threads},
                               std::pair<const char *, int64_t *>{"repeat", &opts.repeat}}) {
     auto text = p.last(name);

@@ -76,10 +76,7 @@ struct TuneOptions : DriverOptions {
   std::string self; // argv[0]
 };
 
-int usageError(const std::string &m) {
-  std::cerr << "tdsl-tune: error: " << m << "\ntdsl-tune: see 'tdsl-tune --help'\n";
-  return 2;
-}
+int usageError(const std::string &m) { return cl::usageError("tdsl-tune", m); }
 
 /// The function's features for the cost model: the decisions (log2) and loop statistics of the
 /// scheduled IR (parallel extent, vector lanes, unrolled extent, innermost extent, local bytes).
@@ -764,20 +761,11 @@ int main(int argc, char **argv) {
       "runner", cl::value(), "")("repeat", cl::value(), "")("timeout", cl::value(), "")(
       "work", cl::value(), "")("file", cl::value(), "");
   cl::Parsed p;
-  if (std::string error = cl::parse(argc, argv, desc, "file", {}, p); !error.empty())
-    return usageError(error);
-  if (p.has("help")) {
-    std::cout << kHelp;
-    return 0;
-  }
   TuneOptions opts;
   opts.self = argv[0];
-  if (std::string error = cl::readInput(p, "file", opts.input); !error.empty())
-    return usageError(error);
-  if (std::string error = cl::readToolOptions(p, opts); !error.empty())
-    return usageError(error);
-  if (opts.func.empty())
-    return usageError("--func NAME is required");
+  if (std::optional<int> status =
+          cl::parseToolCommandLine("tdsl-tune", argc, argv, desc, kHelp, p, opts))
+    return *status;
   if (!opts.tuningDb.empty())
     return usageError("tdsl-tune takes its database with --db FILE");
   auto number = [&](const char *name, double &v, double min) -> std::string {
