@@ -319,8 +319,10 @@ bool Tuner::findTasks() {
       if (!owned.count(name)) {
         for (int level = 0; level < schedule::kDesignSpaceLevels; ++level) {
           t.generated = level;
-          if (!schedule::designSpace(f, level))
+          if (!schedule::designSpace(f, level)) {
+            t.generated = -1; // no space at this level (a symbolic extent): none at all
             break;
+          }
           current_ = &t;
           if (compile(t, nullptr, opts_.seed))
             break;

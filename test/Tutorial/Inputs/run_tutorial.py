@@ -18,6 +18,9 @@ says what a block is:
                          block prints. A sh block without one must print nothing.
                          Option: `varies` (see below)
 
+A line that a command rewrites in place with carriage returns (tdsl-tune's progress) is taken
+as a terminal leaves it: the text after its last `\r`.
+
 Any other block is an error, so that nothing in the tutorial escapes the test. Outputs are
 compared line by line, exactly, except that trailing spaces and trailing blank lines are
 ignored, and numbers (`12`, `0.38`, `4.19e+06`) are replaced by `#` on both sides in the lines
@@ -102,6 +105,12 @@ def normalise(text, varies):
     return out
 
 
+def as_on_terminal(text):
+    """Each line as a terminal shows it once printed: the text after its last carriage return
+    (a progress line rewritten in place); a carriage return that ends a line is dropped."""
+    return "\n".join(line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n"))
+
+
 def tool_on_path(name, env):
     return shutil.which(name, path=env["PATH"]) is not None
 
@@ -171,7 +180,7 @@ def main():
                 r = subprocess.run(["bash", "-e", "-c", b.text], cwd=args.work, env=env,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    timeout=TIMEOUT_S)
-                out, status = r.stdout.decode("utf-8", "replace"), r.returncode
+                out, status = as_on_terminal(r.stdout.decode("utf-8", "replace")), r.returncode
             except subprocess.TimeoutExpired:
                 fail(b, "timed out after %d s" % TIMEOUT_S)
                 continue
