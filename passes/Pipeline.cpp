@@ -372,20 +372,33 @@ bool Pipeline::Run::schedule() {
   std::map<std::string, ir::Func> current;
   for (const ir::Func &f : module.functions())
     current.emplace(f.name(), f);
-  // A function without a schedule of its own gets the design space a tuning record of it was
-  // measured in.
+  // A function whose schedule has no sample_* statements (or that has none) gets the design
+  // space a tuning record of it was measured in (spec §12: the tuner generates one for it),
+  // in place of its plain schedule for this target. Decisions of sample_* schedules are
+  // looked up as their scripts run.
   if (opts.sampling && opts.sampling->lookup) {
-    std::set<std::string> scheduled;
+    std::string target = targetName(opts.target);
+    auto applies = [&](const ir::ScheduleScript &s) {
+      return s.target.empty() || s.target == target;
+    };
+    std::set<std::string> sampled;
     for (const ir::ScheduleScript &s : scripts)
-      scheduled.insert(s.func);
+      if (applies(s))
+        for (const ir::ScheduleCall &c : s.calls)
+          if (c.primitive.rfind("sample_", 0) == 0)
+            sampled.insert(s.func);
     for (const ir::Func &f : module.functions()) {
-      if (!f.as<ir::PrimFunc>() || scheduled.count(f.name()))
+      if (!f.as<ir::PrimFunc>() || sampled.count(f.name()))
         continue;
       std::optional<schedule::TunedDecisions> rec = opts.sampling->lookup(f);
       if (!rec || rec->generated < 0)
         continue;
-      if (std::optional<ir::ScheduleScript> space = schedule::designSpace(f, rec->generated))
+      if (std::optional<ir::ScheduleScript> space = schedule::designSpace(f, rec->generated)) {
+        std::erase_if(scripts, [&](const ir::ScheduleScript &s) {
+          return s.func == f.name() && applies(s);
+        });
         scripts.push_back(std::move(*space));
+      }
     }
   }
   applySchedules(
@@ -413,6 +426,11 @@ void Pipeline::Run::scheduleFused(const std::vector<ir::ScheduleScript> &scripts
   for (const graph::DerivedFunc &d : fused) {
     ir::Func f = module.lookup(d.name);
     if (!f)
+      continue;
+    // A script of its own (a tuned design space, which covers the consumer blocks) replaces
+    // the producer's script and the placing of the consumers.
+    if (std::any_of(scripts.begin(), scripts.end(),
+                    [&](const ir::ScheduleScript &s) { return s.func == d.name; }))
       continue;
     std::vector<ir::ScheduleScript> own;
     for (const ir::ScheduleScript &s : scripts)

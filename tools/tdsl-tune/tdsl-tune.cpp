@@ -2,7 +2,7 @@
 //
 // `tdsl-tune FILE.tdsl --func NAME` (spec §12, docs/tuning.md): the design space of each task
 // (a function with sample_* statements, or the space passes/schedule/Sample.h generates for
-// one without a schedule) is searched by compiling candidates in-process (checked, traced,
+// one whose schedule has none, or that has no schedule) is searched by compiling candidates in-process (checked, traced,
 // featurized) and timing them in separate processes (tdsl-run, under a timeout and an optional
 // runner command), each compared with the unscheduled function on the same inputs first.
 // Random search first, then an evolutionary search guided by an XGBoost cost model. Every
@@ -330,7 +330,7 @@ bool Tuner::findTasks() {
         }
         if (t.generated < 0) {
           std::cerr << "tdsl-tune: note: no design space for '" << name
-                    << "' (a schedule without sample_*, a symbolic extent, or refused)\n";
+                    << "' (a symbolic extent, or refused)\n";
           continue;
         }
       }
@@ -339,7 +339,7 @@ bool Tuner::findTasks() {
   }
   if (tasks_.empty()) {
     std::cerr << "tdsl-tune: error: nothing to tune in '" << opts_.func
-              << "': no function with sample_* statements or without a schedule\n";
+              << "': no function with sample_* statements or with loops of constant extent\n";
     return false;
   }
   return true;
