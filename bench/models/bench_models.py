@@ -53,8 +53,9 @@ MODELS = ["mm_relu", "resnet18", "mobilenet_v2", "encoder"]
 RTOL, ATOL = 1e-3, 1e-4
 PAUSE = 0.25  # seconds between blocks: libomp's threads spin 200 ms after a parallel region
 OMP_LIBDIR = os.environ.get("TDSL_OMP_LIBDIR", "/usr/lib/llvm-19/lib")
-CSV_HEADER = ["model", "threads", "tdsl_ms", "torch_ms", "vs_torch", "gflop", "tdsl_gflops",
-              "torch_gflops", "calls", "load_avg", "peak_core"]
+CSV_HEADER = ["model", "threads", "tdsl_ms", "torch_ms", "vs_torch", "tdsl_cpu_ms",
+              "torch_cpu_ms", "vs_torch_cpu", "busy", "gflop", "tdsl_gflops", "torch_gflops",
+              "calls", "load_avg", "peak_core"]
 
 
 def log(*args):
@@ -175,6 +176,18 @@ def torch_callable(desc, tm):
     return call, lambda: [outs[0].numpy()], refs
 
 
+def thread_cpu():
+    """The CPU time of each thread of this process so far, in ns: each thread's CPU clock
+    (Linux's clock id of thread TID is (~TID << 3) | 6, what pthread_getcpuclockid returns)."""
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            out[tid] = time.clock_gettime_ns(((~int(tid)) << 3) | 6)
+        except OSError:  # the thread ended meanwhile
+            pass
+    return out
+
+
 def worker(side, threads, descs):
     tm = None
     if side == "torch":
@@ -195,11 +208,16 @@ def worker(side, threads, descs):
     for line in sys.stdin:
         name, n = line.split()
         call, times = calls[name], []
+        before = thread_cpu()
         for _ in range(int(n)):
             t0 = time.perf_counter()
             call()
             times.append(time.perf_counter() - t0)
-        print(json.dumps(times), flush=True)
+        after = thread_cpu()
+        used = [after[t] - before.get(t, 0) for t in after]
+        busy = [u for u in used if u >= max(used) / 2]
+        print(json.dumps({"times": times, "cpu": sum(busy) / len(busy) / int(n) * 1e-9,
+                          "busy": len(busy)}), flush=True)
 
 
 class Worker:
@@ -229,18 +247,26 @@ def measure(desc, threads, workers, args):
     name = desc["name"]
     tdsl, torch = workers
     load0 = os.getloadavg()[0]
-    warm = {s: statistics.median(w.time(name, 3)) for s, w in (("tdsl", tdsl), ("torch", torch))}
-    times = {"tdsl": [], "torch": []}
+    sides = (("tdsl", tdsl), ("torch", torch))
+    warm = {s: statistics.median(w.time(name, 3)["times"]) for s, w in sides}
+    times, cpu, busy = {"tdsl": [], "torch": []}, {"tdsl": [], "torch": []}, {}
     blocks = {s: args.calls or max(1, min(200, round(args.block / warm[s]))) for s in warm}
     for _ in range(args.rounds):
-        for side, w in (("tdsl", tdsl), ("torch", torch)):
-            times[side] += w.time(name, blocks[side])
+        for side, w in sides:
+            block = w.time(name, blocks[side])
+            times[side] += block["times"]
+            cpu[side].append(block["cpu"])
+            busy[side] = max(busy.get(side, 0), block["busy"])
             time.sleep(PAUSE)
     load = (load0 + os.getloadavg()[0]) / 2
     med = {s: statistics.median(t) * 1e3 for s, t in times.items()}
+    cpu = {s: statistics.median(c) * 1e3 for s, c in cpu.items()}
     g = desc["gflop"]
     return {"model": name, "threads": threads, "tdsl_ms": "%.3f" % med["tdsl"],
             "torch_ms": "%.3f" % med["torch"], "vs_torch": "%.3f" % (med["torch"] / med["tdsl"]),
+            "tdsl_cpu_ms": "%.3f" % cpu["tdsl"], "torch_cpu_ms": "%.3f" % cpu["torch"],
+            "vs_torch_cpu": "%.3f" % (cpu["torch"] / cpu["tdsl"]),
+            "busy": "%d/%d" % (busy["tdsl"], busy["torch"]),
             "gflop": "%.6f" % g, "tdsl_gflops": "%.2f" % (g / med["tdsl"] * 1e3),
             "torch_gflops": "%.2f" % (g / med["torch"] * 1e3),
             "calls": "%d/%d" % (len(times["tdsl"]), len(times["torch"])),
@@ -285,10 +311,11 @@ def main():
             row = measure(d, t, workers, args)
             row["peak_core"] = "%.1f" % peak
             rows.append(row)
-            log("%-13s %d thr  TDSL %9s ms  PyTorch %9s ms  vs_torch %6sx  (GFLOP/s %s / %s, "
-                "calls %s, load %s)" % (row["model"], t, row["tdsl_ms"], row["torch_ms"],
-                                        row["vs_torch"], row["tdsl_gflops"], row["torch_gflops"],
-                                        row["calls"], row["load_avg"]))
+            log("%-13s %d thr  TDSL %9s ms  PyTorch %9s ms  vs_torch %6sx | cpu %9s / %9s ms "
+                "%6sx busy %s | GFLOP/s %s / %s, calls %s, load %s" % (
+                    row["model"], t, row["tdsl_ms"], row["torch_ms"], row["vs_torch"],
+                    row["tdsl_cpu_ms"], row["torch_cpu_ms"], row["vs_torch_cpu"], row["busy"],
+                    row["tdsl_gflops"], row["torch_gflops"], row["calls"], row["load_avg"]))
         for w in workers:
             w.stop()
     path = args.csv or os.path.join(args.work, "models.csv")
@@ -296,7 +323,10 @@ def main():
         out = csv.DictWriter(f, CSV_HEADER)
         out.writeheader()
         out.writerows(rows)
-    log("vs_torch: PyTorch's median time over TDSL's (above 1: TDSL is faster). CSV: %s" % path)
+    log("vs_torch: PyTorch's median time over TDSL's (above 1: TDSL is faster). cpu: the median "
+        "over blocks of the CPU time per call of the busy threads over their number (the wall "
+        "time on that many idle cores); busy: threads with at least half the busiest one's CPU "
+        "time (TDSL/PyTorch). CSV: %s" % path)
 
 
 if __name__ == "__main__":
