@@ -1,0 +1,333 @@
+#!/usr/bin/python3
+"""bench/models/bench_models.py — end-to-end latency of whole models, batch 1, TDSL against
+PyTorch on the same machine, in one script (docs/benchmarks.md, "End-to-end models").
+
+    /usr/bin/python3 bench/models/bench_models.py [--build build] [--work DIR]
+        [--models mm_relu,resnet18,mobilenet_v2,encoder] [--threads 1,2] [--rounds 10]
+        [--block 0.3] [--calls N] [--csv FILE]
+
+The models are those of test/Import/Inputs/torch_models.py (imported from there, not copied):
+the course's `mm_relu` (x[128, 128] · w[128, 128], relu), torchvision's ResNet-18 and
+MobileNetV2 (random weights, eval mode, 1×3×224×224) and the small transformer encoder layer
+(16 token ids; exported here at batch 1 instead of the tests' 2).
+
+TDSL side: each model is exported to ONNX by torch_models.build(), imported with
+`tdsl-import --name NAME`, compiled on the default route (`tdslc --emit=obj`: the LLVM backend,
+-O2, the weights embedded in the object as constants) and linked into a shared object
+(`g++ -shared NAME.o -lomp`), whose §10 raw entry `int32_t NAME(inputs…, outputs…)` is called
+through ctypes. PyTorch side: the same module (same seed), `torch.inference_mode()`.
+Both sides are timed the same way, call by call with time.perf_counter() in a Python loop, so
+both include a Python call's overhead (about a microsecond).
+
+Threads: each side runs in its own worker process per thread count T, started with
+OMP_NUM_THREADS=T (the documented way for TDSL's OpenMP code, docs/benchmarks.md; libomp reads
+it) and, for PyTorch, torch.set_num_threads(T) and one inter-op thread. Separate processes keep
+the two OpenMP runtimes (libomp for TDSL, PyTorch's libgomp) apart.
+
+Alternation: per model and thread count, after a warm-up, ROUNDS rounds of one block of TDSL
+calls then one block of PyTorch calls (each block about --block seconds, or --calls calls), with
+a pause between blocks so that the idle side's OpenMP threads stop spinning; the figure is the
+median call time over all blocks of a side. Each worker checks its first result against
+PyTorch's reference from the export (rtol 1e-3, atol 1e-4) and stops on a mismatch.
+
+Printed and written to --csv (default WORK/models.csv) per model and thread count: median ms of
+TDSL and PyTorch, vs_torch = PyTorch's time over TDSL's (above 1: TDSL is faster), GFLOP per
+call (2·MACs of Conv, Gemm and MatMul nodes), both sides' GFLOP/s, the 1-minute load average
+during the row and the f32 FMA peak of one core measured at the start (bench/models/fma_peak.c,
+as bench_matmul measures it).
+"""
+import argparse
+import csv
+import ctypes
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "test", "Import", "Inputs"))
+MODELS = ["mm_relu", "resnet18", "mobilenet_v2", "encoder"]
+RTOL, ATOL = 1e-3, 1e-4
+PAUSE = 0.25  # seconds between blocks: libomp's threads spin 200 ms after a parallel region
+OMP_LIBDIR = os.environ.get("TDSL_OMP_LIBDIR", "/usr/lib/llvm-19/lib")
+CSV_HEADER = ["model", "threads", "tdsl_ms", "torch_ms", "vs_torch", "tdsl_cpu_ms",
+              "torch_cpu_ms", "vs_torch_cpu", "busy", "gflop", "tdsl_gflops", "torch_gflops",
+              "calls", "load_avg", "peak_core"]
+
+
+def log(*args):
+    print(*args, flush=True)
+
+
+def run(args, **kw):
+    r = subprocess.run(args, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        sys.exit("bench_models: %s failed (%d):\n%s" % (" ".join(args), r.returncode,
+                                                       r.stdout + r.stderr))
+    return r
+
+
+def torch_models():
+    """test/Import/Inputs/torch_models.py, with the encoder at batch 1."""
+    import torch_models as tm
+    ctor, shapes, dynamic, opset = tm.MODELS["encoder"]
+    tm.MODELS["encoder"] = (ctor, {"ids": ("int", (1, 16), 50)}, dynamic, opset)
+    return tm
+
+
+def gflop(onnx_path):
+    """2·MACs of the Conv, Gemm and MatMul nodes (ONNX shape inference gives the shapes)."""
+    import numpy as np
+    import onnx
+    m = onnx.shape_inference.infer_shapes(onnx.load(onnx_path))
+    shapes = {}
+    for v in list(m.graph.input) + list(m.graph.value_info) + list(m.graph.output):
+        shapes[v.name] = [d.dim_value for d in v.type.tensor_type.shape.dim]
+    for t in m.graph.initializer:
+        shapes[t.name] = list(t.dims)
+    total = 0
+    for n in m.graph.node:
+        if n.op_type == "Conv":
+            w, y = shapes[n.input[1]], shapes[n.output[0]]
+            total += 2 * int(np.prod(y)) * int(np.prod(w[1:]))
+        elif n.op_type in ("Gemm", "MatMul"):
+            a, y = shapes[n.input[0]], shapes[n.output[0]]
+            k = a[-1]
+            if n.op_type == "Gemm" and any(x.name == "transA" and x.i for x in n.attribute):
+                k = a[0]
+            total += 2 * int(np.prod(y)) * k
+    return total * 1e-9
+
+
+def prepare(name, args, tm):
+    """Exports, imports and compiles one model; returns its description for the workers."""
+    import numpy as np
+    work = args.work
+    t0 = time.time()
+    inputs, want = tm.build(name, work)
+    onnx_path = os.path.join(work, name + ".onnx")
+    tdsl = os.path.join(work, name + ".tdsl")
+    run([os.path.join(args.build, "bin", "tdsl-import"), onnx_path, "-o", tdsl, "--name", name])
+    obj, lib = os.path.join(work, name + ".o"), os.path.join(work, name + ".so")
+    run([os.path.join(args.build, "bin", "tdslc"), tdsl, "--emit=obj", "-o", obj])
+    run(["g++", "-shared", "-o", lib, obj, "-L" + OMP_LIBDIR, "-Wl,-rpath," + OMP_LIBDIR, "-lomp",
+         "-lm", "-lpthread"])
+    desc = {"name": name, "lib": lib, "inputs": [], "outputs": []}
+    for i, (iname, value) in enumerate(inputs.items()):
+        path = os.path.join(work, "%s_in%d.npy" % (name, i))
+        np.save(path, value)
+        desc["inputs"].append(path)
+    for i, value in enumerate(want.values()):
+        path = os.path.join(work, "%s_ref%d.npy" % (name, i))
+        np.save(path, value.astype(np.float32))
+        desc["outputs"].append(path)
+    desc["gflop"] = gflop(onnx_path)
+    log("prepared %s: %.1f MFLOP per call, exported, imported and compiled in %.1f s" %
+        (name, desc["gflop"] * 1e3, time.time() - t0))
+    return desc
+
+
+def fma_peak(work):
+    src, lib = os.path.join(HERE, "fma_peak.c"), os.path.join(work, "fma_peak.so")
+    run(["cc", "-O2", "-shared", "-fPIC", "-o", lib, src])
+    f = ctypes.CDLL(lib).tdsl_fma_peak
+    f.restype = ctypes.c_double
+    return f()
+
+
+# ---- workers: one process per side and thread count; commands on stdin, answers on stdout ----
+
+def close(got, want):
+    import numpy as np
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    return got.shape == want.shape and bool(np.all(np.abs(g - w) <= ATOL + RTOL * np.abs(w)))
+
+
+def tdsl_callable(desc):
+    import numpy as np
+    ins = [np.ascontiguousarray(np.load(p)) for p in desc["inputs"]]
+    refs = [np.load(p) for p in desc["outputs"]]
+    outs = [np.zeros_like(r) for r in refs]
+    entry = getattr(ctypes.CDLL(desc["lib"]), desc["name"])
+    entry.restype = ctypes.c_int32
+    ptrs = [a.ctypes.data_as(ctypes.c_void_p) for a in ins + outs]
+
+    def call():
+        if entry(*ptrs) != 0:
+            sys.exit("bench_models: %s returned an error" % desc["name"])
+    return call, lambda: outs, refs
+
+
+def torch_callable(desc, tm):
+    import numpy as np
+    import torch
+    torch.manual_seed(0)  # as torch_models.build(): the same weights
+    model = tm.MODELS[desc["name"]][0]().eval()
+    ins = [torch.from_numpy(np.load(p)) for p in desc["inputs"]]
+    refs = [np.load(p) for p in desc["outputs"]]
+    outs = [None]
+
+    def call():
+        with torch.inference_mode():
+            outs[0] = model(*ins)
+    return call, lambda: [outs[0].numpy()], refs
+
+
+def thread_cpu():
+    """The CPU time of each thread of this process so far, in ns: each thread's CPU clock
+    (Linux's clock id of thread TID is (~TID << 3) | 6, what pthread_getcpuclockid returns)."""
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            out[tid] = time.clock_gettime_ns(((~int(tid)) << 3) | 6)
+        except OSError:  # the thread ended meanwhile
+            pass
+    return out
+
+
+def worker(side, threads, descs):
+    tm = None
+    if side == "torch":
+        import torch
+        torch.set_num_threads(threads)
+        torch.set_num_interop_threads(1)
+        tm = torch_models()
+    calls = {}
+    for d in descs:
+        call, results, refs = tdsl_callable(d) if side == "tdsl" else torch_callable(d, tm)
+        call()
+        for got, want in zip(results(), refs):
+            if not close(got, want):
+                sys.exit("bench_models: %s %s differs from PyTorch's export reference" %
+                         (side, d["name"]))
+        calls[d["name"]] = call
+    print("ready", flush=True)
+    for line in sys.stdin:
+        name, n = line.split()
+        call, times = calls[name], []
+        before = thread_cpu()
+        for _ in range(int(n)):
+            t0 = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - t0)
+        after = thread_cpu()
+        used = [after[t] - before.get(t, 0) for t in after]
+        busy = [u for u in used if u >= max(used) / 2]
+        print(json.dumps({"times": times, "cpu": sum(busy) / len(busy) / int(n) * 1e-9,
+                          "busy": len(busy)}), flush=True)
+
+
+class Worker:
+    def __init__(self, side, threads, descs_path):
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+        self.p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", side,
+                                   "--threads", str(threads), "--work", descs_path],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  env=env)
+        if self.p.stdout.readline().strip() != "ready":
+            sys.exit("bench_models: the %s worker (%d threads) failed" % (side, threads))
+
+    def time(self, name, n):
+        self.p.stdin.write("%s %d\n" % (name, n))
+        self.p.stdin.flush()
+        line = self.p.stdout.readline()
+        if not line:
+            sys.exit("bench_models: a worker died")
+        return json.loads(line)
+
+    def stop(self):
+        self.p.stdin.close()
+        self.p.wait()
+
+
+def measure(desc, threads, workers, args):
+    name = desc["name"]
+    tdsl, torch = workers
+    load0 = os.getloadavg()[0]
+    sides = (("tdsl", tdsl), ("torch", torch))
+    warm = {s: statistics.median(w.time(name, 3)["times"]) for s, w in sides}
+    times, cpu, busy = {"tdsl": [], "torch": []}, {"tdsl": [], "torch": []}, {}
+    blocks = {s: args.calls or max(1, min(200, round(args.block / warm[s]))) for s in warm}
+    for _ in range(args.rounds):
+        for side, w in sides:
+            block = w.time(name, blocks[side])
+            times[side] += block["times"]
+            cpu[side].append(block["cpu"])
+            busy[side] = max(busy.get(side, 0), block["busy"])
+            time.sleep(PAUSE)
+    load = (load0 + os.getloadavg()[0]) / 2
+    med = {s: statistics.median(t) * 1e3 for s, t in times.items()}
+    cpu = {s: statistics.median(c) * 1e3 for s, c in cpu.items()}
+    g = desc["gflop"]
+    return {"model": name, "threads": threads, "tdsl_ms": "%.3f" % med["tdsl"],
+            "torch_ms": "%.3f" % med["torch"], "vs_torch": "%.3f" % (med["torch"] / med["tdsl"]),
+            "tdsl_cpu_ms": "%.3f" % cpu["tdsl"], "torch_cpu_ms": "%.3f" % cpu["torch"],
+            "vs_torch_cpu": "%.3f" % (cpu["torch"] / cpu["tdsl"]),
+            "busy": "%d/%d" % (busy["tdsl"], busy["torch"]),
+            "gflop": "%.6f" % g, "tdsl_gflops": "%.2f" % (g / med["tdsl"] * 1e3),
+            "torch_gflops": "%.2f" % (g / med["torch"] * 1e3),
+            "calls": "%d/%d" % (len(times["tdsl"]), len(times["torch"])),
+            "load_avg": "%.2f" % load}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--work", default=None, help="scratch folder (default BUILD/bench/models)")
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--block", type=float, default=0.3, help="seconds per block of calls")
+    ap.add_argument("--calls", type=int, default=0, help="calls per block (0: from --block)")
+    ap.add_argument("--csv", default=None)
+    ap.add_argument("--worker", choices=["tdsl", "torch"], help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    threads = [int(t) for t in args.threads.split(",")]
+    if args.worker:
+        with open(args.work) as f:
+            return worker(args.worker, threads[0], json.load(f))
+    args.build = os.path.abspath(args.build)
+    args.work = os.path.abspath(args.work or os.path.join(args.build, "bench", "models"))
+    os.makedirs(args.work, exist_ok=True)
+    names = args.models.split(",")
+    for n in names:
+        if n not in MODELS:
+            sys.exit("bench_models: unknown model '%s' (%s)" % (n, ", ".join(MODELS)))
+    peak = fma_peak(args.work)
+    log("measured f32 FMA peak of one core: %.1f GFLOP/s; %d online CPUs; load average %.2f" %
+        (peak, os.cpu_count(), os.getloadavg()[0]))
+    tm = torch_models()
+    descs = [prepare(n, args, tm) for n in names]
+    descs_path = os.path.join(args.work, "models.json")
+    with open(descs_path, "w") as f:
+        json.dump(descs, f)
+    rows = []
+    for t in threads:
+        workers = (Worker("tdsl", t, descs_path), Worker("torch", t, descs_path))
+        for d in descs:
+            row = measure(d, t, workers, args)
+            row["peak_core"] = "%.1f" % peak
+            rows.append(row)
+            log("%-13s %d thr  TDSL %9s ms  PyTorch %9s ms  vs_torch %6sx | cpu %9s / %9s ms "
+                "%6sx busy %s | GFLOP/s %s / %s, calls %s, load %s" % (
+                    row["model"], t, row["tdsl_ms"], row["torch_ms"], row["vs_torch"],
+                    row["tdsl_cpu_ms"], row["torch_cpu_ms"], row["vs_torch_cpu"], row["busy"],
+                    row["tdsl_gflops"], row["torch_gflops"], row["calls"], row["load_avg"]))
+        for w in workers:
+            w.stop()
+    path = args.csv or os.path.join(args.work, "models.csv")
+    with open(path, "w", newline="") as f:
+        out = csv.DictWriter(f, CSV_HEADER)
+        out.writeheader()
+        out.writerows(rows)
+    log("vs_torch: PyTorch's median time over TDSL's (above 1: TDSL is faster). cpu: the median "
+        "over blocks of the CPU time per call of the busy threads over their number (the wall "
+        "time on that many idle cores); busy: threads with at least half the busiest one's CPU "
+        "time (TDSL/PyTorch). CSV: %s" % path)
+
+
+if __name__ == "__main__":
+    main()
