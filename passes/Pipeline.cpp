@@ -394,9 +394,8 @@ bool Pipeline::Run::schedule() {
       if (!rec || rec->generated < 0)
         continue;
       if (std::optional<ir::ScheduleScript> space = schedule::designSpace(f, rec->generated)) {
-        std::erase_if(scripts, [&](const ir::ScheduleScript &s) {
-          return s.func == f.name() && applies(s);
-        });
+        std::erase_if(
+            scripts, [&](const ir::ScheduleScript &s) { return s.func == f.name() && applies(s); });
         scripts.push_back(std::move(*space));
       }
     }

@@ -2,11 +2,12 @@
 //
 // `tdsl-tune FILE.tdsl --func NAME` (spec §12, docs/tuning.md): the design space of each task
 // (a function with sample_* statements, or the space passes/schedule/Sample.h generates for
-// one whose schedule has none, or that has no schedule) is searched by compiling candidates in-process (checked, traced,
-// featurized) and timing them in separate processes (tdsl-run, under a timeout and an optional
-// runner command), each compared with the unscheduled function on the same inputs first.
-// Random search first, then an evolutionary search guided by an XGBoost cost model. Every
-// measurement is a line of the database (tools/driver/TuningDb.h); -o writes the best schedules.
+// one whose schedule has none, or that has no schedule) is searched by compiling candidates
+// in-process (checked, traced, featurized) and timing them in separate processes (tdsl-run, under a
+// timeout and an optional runner command), each compared with the unscheduled function on the same
+// inputs first. Random search first, then an evolutionary search guided by an XGBoost cost model.
+// Every measurement is a line of the database (tools/driver/TuningDb.h); -o writes the best
+// schedules.
 //
 //===------------------------------------------------------------------------------------------===//
 
