@@ -118,4 +118,18 @@ Func instantiate(const Func &f, const std::vector<int64_t> &values) {
                         sub.overflow ? q->body : simplify(q->body), q->loc);
 }
 
+Func specializeShapes(const Func &f, const std::map<const VarNode *, int64_t> &values) {
+  const PrimFunc *p = f.as<PrimFunc>();
+  TDSL_IR_CHECK(p && p->constVars.empty(), "specializeShapes needs a func without constants");
+  ConstSubstituter sub(values);
+  Func g = sub.mutateFunc(f);
+  const PrimFunc *q = g.as<PrimFunc>();
+  std::vector<Var> left;
+  for (const Var &v : q->shapeVars)
+    if (!values.count(v.get()))
+      left.push_back(v);
+  return PrimFunc::make(q->name, {}, q->inputs, q->outputs, left, q->allocBuffers,
+                        sub.overflow ? q->body : simplify(q->body), q->loc);
+}
+
 } // namespace tdsl

@@ -7,6 +7,7 @@
 
 #include "ir/IR.h"
 
+#include <map>
 #include <vector>
 
 namespace tdsl {
@@ -14,5 +15,9 @@ namespace tdsl {
 /// The instance of PrimFunc `f` for `values` (one per constant, in declaration order). The
 /// instance keeps the name and has no constants left.
 ir::Func instantiate(const ir::Func &f, const std::vector<int64_t> &values);
+
+/// PrimFunc `f` (without constants) with some of its shape variables given: those become their
+/// values everywhere and leave `shapeVars`; the result is simplified and keeps the name.
+ir::Func specializeShapes(const ir::Func &f, const std::map<const ir::VarNode *, int64_t> &values);
 
 } // namespace tdsl

@@ -108,6 +108,7 @@ struct Pipeline::Run {
   bool foldConstants();
   bool foldCalls();
   bool instantiateCallees();
+  bool specialize();
   bool eliminateDeadCalls();
   bool fuse();
   bool schedule();
@@ -179,6 +180,10 @@ struct Step {
 
 bool always(const PipelineOptions &) { return true; }
 bool withGraphPasses(const PipelineOptions &o) { return o.graphPasses; }
+/// Tuning records are looked up (--tuning-db, tdsl-tune): they are per static shape.
+bool withTuningRecords(const PipelineOptions &o) {
+  return o.graphPasses && o.sampling && o.sampling->lookup;
+}
 bool forCpu(const PipelineOptions &o) { return o.target == Target::CPU; }
 bool forCuda(const PipelineOptions &o) { return o.target == Target::CUDA; }
 
@@ -203,6 +208,7 @@ const std::vector<Step> &scheduleSteps() {
       {"graph.instantiate", &R::instantiateCallees, withGraphPasses, Step::Module},
       {"graph.dce", &R::eliminateDeadCalls, withGraphPasses, Step::Module},
       {"graph.fuse", &R::fuse, withGraphPasses, Step::Module},
+      {"graph.specialize", &R::specialize, withTuningRecords, Step::Module},
       {"schedule", &R::schedule, always, Step::Own, schedulePrimitiveSteps},
       {"graph.plan-memory", &R::planMemory, withGraphPasses, Step::Module},
   };
@@ -325,6 +331,12 @@ bool Pipeline::Run::eliminateDeadCalls() {
 
 bool Pipeline::Run::fuse() {
   fused = graph::fuseElementwise(module, instances);
+  dropUncalled(module, instances, fused);
+  return true;
+}
+
+bool Pipeline::Run::specialize() {
+  graph::specializeCallees(module, instances, fused);
   dropUncalled(module, instances, fused);
   return true;
 }

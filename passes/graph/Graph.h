@@ -8,6 +8,8 @@
 //   graph.instantiate     instantiateCallees generic callees become concrete instances
 //   graph.dce             eliminateDeadCalls pure calls whose results are unused removed
 //   graph.fuse            fuseElementwise    element-wise consumers fused into producers
+//   graph.specialize      specializeCallees  callees copied at the graph's static shapes
+//                                            (only with tuning records: --tuning-db, tdsl-tune)
 //   (schedules; fused functions and instances get their producer's / generic's script)
 //   graph.plan-memory     planMemory         intermediates placed in one arena
 //
@@ -95,6 +97,15 @@ void eliminateDeadCalls(ir::Module &module);
 /// function. Repeats until no pair fuses. `known` (instances) says where schedules come from;
 /// returns the fused functions made.
 std::vector<DerivedFunc> fuseElementwise(ir::Module &module, const std::vector<DerivedFunc> &known);
+
+/// graph.specialize: a call whose callee (a PrimFunc without constants) has shape variables
+/// that the static shapes of the call's tensor arguments and targets all fix calls a copy of the
+/// callee with the values in place of the variables, named after the callee and the values
+/// (`nn.linear` at B=1, K=512, N=1000: `nn_linear_1x512x1000`), one per distinct (callee,
+/// values). Each copy is appended to `instances` (scheduled by the callee's script) or, for a
+/// fused callee, to `fused` (its producer's script, then its consumers placed); returns them.
+std::vector<DerivedFunc> specializeCallees(ir::Module &module, std::vector<DerivedFunc> &instances,
+                                           std::vector<DerivedFunc> &fused);
 
 /// After the producer's schedule script ran on fused function `f`, moves each consumer block
 /// next to the producer: reverse_compute_inline where legal, else reverse_compute_at at the
