@@ -8,6 +8,7 @@
 #include "frontend/Sema.h"
 
 #include "frontend/SemaInternal.h"
+#include "ir/Utils.h"
 #include "support/Diagnostics.h"
 
 #include <map>
@@ -156,11 +157,24 @@ private:
         return std::nullopt;
       out.lambdaParams.push_back(v);
     }
+    // The schedule's parameters may appear in the map (`(k, j) => (j / NR, k, j % NR)`): each
+    // is a constant of the map, replaced by its value once checked. A map parameter of the
+    // same name hides it.
+    std::unordered_map<Var, Expr> values;
+    for (const auto &[name, value] : params_) {
+      if (scopes.lookup(name))
+        continue;
+      Var c(name, DType::i64(), out.loc);
+      scopes.declare(name, Symbol{SymbolKind::Const, c, Buffer(), SourceRange(), IterKind::Spatial},
+                     diags_);
+      values.emplace(c, IntImm::make(DType::i64(), value, out.loc));
+    }
     ExprChecker ec{scopes, diags_};
     for (const ast::SchedArg &r : a.list) {
       Expr e = ec.check(*r.expr, DType::i64());
       if (!e.defined())
         return std::nullopt;
+      e = substitute(e, values);
       if (e.dtype() != DType::i64()) {
         diags_.error(r.range, "layout map results must be i64 index expressions");
         return std::nullopt;

@@ -1,12 +1,14 @@
 //===- ir/Arith.cpp - Integer arithmetic: floor division, affine forms, intervals ---------===//
 #include "ir/Arith.h"
 
+#include "ir/IRMutator.h"
 #include "ir/Simplify.h"
 #include "ir/StructuralEqual.h"
 #include "ir/Utils.h"
 
 #include <algorithm>
 #include <functional>
+#include <tuple>
 
 namespace tdsl::ir {
 
@@ -164,7 +166,27 @@ Linear atom(const Expr &e) {
   return l;
 }
 
-Linear linearize(const Expr &e) {
+Interval boundOf(const Linear &l, const Domain &dom);
+
+/// With `dom`: `a` split into q + r, every coefficient of q a multiple of c, r the other terms
+/// and the constant, when r stays within [k·c, k·c + c - 1] over `dom`: (q, r, k).
+std::optional<std::tuple<Linear, Linear, int64_t>> inOneMultiple(const Linear &a, int64_t c,
+                                                                 const Domain *dom) {
+  if (!dom)
+    return std::nullopt;
+  Linear q, r;
+  for (const auto &[t, k] : a.terms)
+    (k % c == 0 ? q : r).addTerm(t, k);
+  r.constant = a.constant;
+  Interval b = boundOf(r, *dom);
+  std::optional<int64_t> lo = b.min.defined() ? asConstInt(b.min) : std::nullopt;
+  std::optional<int64_t> hi = b.max.defined() ? asConstInt(b.max) : std::nullopt;
+  if (!lo || !hi || floorDiv(*lo, c) != floorDiv(*hi, c))
+    return std::nullopt;
+  return std::make_tuple(q, r, floorDiv(*lo, c));
+}
+
+Linear linearize(const Expr &e, const Domain *dom = nullptr) {
   if (std::optional<int64_t> c = asConstInt(e)) {
     Linear l;
     l.constant = *c;
@@ -173,24 +195,24 @@ Linear linearize(const Expr &e) {
   switch (e.kind()) {
   case ExprKind::Add: {
     auto *n = e.as<Add>();
-    Linear l = linearize(n->a);
-    l.addScaled(linearize(n->b), 1);
+    Linear l = linearize(n->a, dom);
+    l.addScaled(linearize(n->b, dom), 1);
     return l;
   }
   case ExprKind::Sub: {
     auto *n = e.as<Sub>();
-    Linear l = linearize(n->a);
-    l.addScaled(linearize(n->b), -1);
+    Linear l = linearize(n->a, dom);
+    l.addScaled(linearize(n->b, dom), -1);
     return l;
   }
   case ExprKind::Neg: {
     Linear l;
-    l.addScaled(linearize(e.as<Neg>()->a), -1);
+    l.addScaled(linearize(e.as<Neg>()->a, dom), -1);
     return l;
   }
   case ExprKind::Mul: {
     auto *n = e.as<Mul>();
-    Linear a = linearize(n->a), b = linearize(n->b);
+    Linear a = linearize(n->a, dom), b = linearize(n->b, dom);
     Linear l;
     if (a.isConstant())
       l.addScaled(b, a.constant);
@@ -203,12 +225,21 @@ Linear linearize(const Expr &e) {
   case ExprKind::Div: {
     // floor((c * x + r) / c) == x + floor(r / c) for integer x.
     auto *n = e.as<Div>();
-    Linear a = linearize(n->a), b = linearize(n->b);
+    Linear a = linearize(n->a, dom), b = linearize(n->b, dom);
     if (!b.isConstant() || b.constant <= 0)
       return atom(Div::make(rebuild(a), rebuild(b)));
     int64_t c = b.constant;
-    if (!a.allDivisibleBy(c))
-      return atom(Div::make(rebuild(a), intImm(c)));
+    if (!a.allDivisibleBy(c)) {
+      // floor((c * x + r) / c) == x + k where r stays in [k * c, k * c + c - 1].
+      auto split = inOneMultiple(a, c, dom);
+      if (!split)
+        return atom(Div::make(rebuild(a), intImm(c)));
+      Linear l;
+      for (const auto &[t, k] : std::get<0>(*split).terms)
+        l.addTerm(t, k / c);
+      l.constant = std::get<2>(*split);
+      return l;
+    }
     Linear l;
     for (const auto &[t, k] : a.terms)
       l.addTerm(t, k / c);
@@ -218,7 +249,7 @@ Linear linearize(const Expr &e) {
   case ExprKind::Mod: {
     // (c * x + r) % c == r % c; terms whose coefficient is a multiple of c drop out.
     auto *n = e.as<Mod>();
-    Linear a = linearize(n->a), b = linearize(n->b);
+    Linear a = linearize(n->a, dom), b = linearize(n->b, dom);
     if (!b.isConstant() || b.constant <= 0)
       return atom(Mod::make(rebuild(a), rebuild(b)));
     int64_t c = b.constant;
@@ -230,6 +261,12 @@ Linear linearize(const Expr &e) {
     if (rest.isConstant()) {
       Linear l;
       l.constant = floorMod(rest.constant, c);
+      return l;
+    }
+    // (c * x + r) % c == r - k * c where r stays in [k * c, k * c + c - 1].
+    if (auto split = inOneMultiple(a, c, dom)) {
+      Linear l = std::get<1>(*split);
+      l.constant = wrapAdd(l.constant, wrapMul(-std::get<2>(*split), c));
       return l;
     }
     return atom(Mod::make(rebuild(rest), intImm(c)));
@@ -423,5 +460,36 @@ bool proveLE(const Expr &a, const Expr &b, const Domain &dom) {
   std::optional<int64_t> lo = d.min.defined() ? asConstInt(d.min) : std::nullopt;
   return lo && *lo >= 0;
 }
+
+namespace {
+
+Interval boundOf(const Linear &l, const Domain &dom) { return bound(rebuild(l), dom); }
+
+/// resolveDivMod's walk: the loops around each expression make its domain.
+class DivModResolver : public IRMutator {
+protected:
+  Stmt visit(const For *op) override {
+    size_t depth = dom_.size();
+    addLoop(dom_, op);
+    Stmt s = IRMutator::visit(op);
+    dom_.resize(depth);
+    return s;
+  }
+  Expr visit(const Div *op) override { return resolve(IRMutator::visit(op)); }
+  Expr visit(const Mod *op) override { return resolve(IRMutator::visit(op)); }
+
+private:
+  Expr resolve(const Expr &e) {
+    if (dom_.empty() || e.dtype() != DType::i64())
+      return e;
+    Expr r = rebuild(linearize(simplify(e), &dom_));
+    return r.kind() == ExprKind::Div || r.kind() == ExprKind::Mod ? e : r;
+  }
+  Domain dom_;
+};
+
+} // namespace
+
+Stmt resolveDivMod(const Stmt &s) { return DivModResolver().mutate(s); }
 
 } // namespace tdsl::ir

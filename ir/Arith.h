@@ -121,4 +121,10 @@ void addLoop(Domain &dom, const For *loop);
 /// >= 0). False means "not proven", not "false".
 bool proveLE(const Expr &a, const Expr &b, const Domain &dom);
 
+/// `s` with each floor division and modulo of an i64 expression by a positive constant c
+/// resolved where the loops around it keep the dividend's terms that are not multiples of c
+/// within one multiple: `(j0 * 16 + j1) / 16` → `j0` and `% 16` → `j1` under `for j1 in 0..16`
+/// (the index arithmetic of a transform_layout by a split). Others are left as they are.
+Stmt resolveDivMod(const Stmt &s);
+
 } // namespace tdsl::ir

@@ -1,6 +1,7 @@
 //===- passes/lower/Pipeline.cpp - The lowering pipeline ----------------------------------===//
 #include "passes/lower/Pipeline.h"
 
+#include "ir/Arith.h"
 #include "passes/Simplify.h"
 #include "passes/lower/BoundsCheck.h"
 #include "passes/lower/CompactBuffers.h"
@@ -22,7 +23,7 @@ namespace {
 
 Func simplifyFunc(const Func &func) {
   const auto *op = func.as<PrimFunc>();
-  Stmt body = simplify(op->body);
+  Stmt body = simplify(ir::resolveDivMod(simplify(op->body)));
   return withBody(func, body);
 }
 
