@@ -413,6 +413,10 @@ struct ScheduleDecl : Item {
   std::vector<SchedParam> params;
   std::vector<SchedStmt> body;
   const FuncDecl *resolved = nullptr; // set by name resolution
+  /// A schedule of a --schedule file naming a function the source does not declare: one the
+  /// graph passes may make (`fused_…`, an instance, a specialized copy: what tdsl-tune -o
+  /// writes). Looked up when the schedules run.
+  bool deferred = false;
 };
 
 /// One parsed file. Imported modules are owned by the ModuleLoader, not by the importer.

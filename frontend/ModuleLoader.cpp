@@ -378,6 +378,12 @@ void resolveNames(const std::vector<ast::Module *> &modules, DiagnosticEngine &d
       auto *s = item->as<ast::ScheduleDecl>();
       if (!s)
         continue;
+      if (m->scheduleHost && s->func.parts.size() == 1 &&
+          !m->scheduleHost->findCallable(s->func.parts[0]) &&
+          !m->scheduleHost->findConst(s->func.parts[0])) {
+        s->deferred = true;
+        continue;
+      }
       const ast::Item *target =
           lookup(m->scheduleHost ? *m->scheduleHost : *m, s->func, diags, "function");
       if (!target)

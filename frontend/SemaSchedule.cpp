@@ -230,7 +230,7 @@ buildSchedules(const std::vector<ast::Module *> &modules,
   auto consider = [&](const ast::Module &m, const std::string &prefix) {
     for (const ast::ItemPtr &item : m.items) {
       auto *s = item->as<ast::ScheduleDecl>();
-      if (!s || !s->resolved)
+      if (!s || (!s->resolved && !s->deferred))
         continue;
       std::string t = s->target ? s->target->name : "";
       if (!t.empty() && t != target)
@@ -276,7 +276,8 @@ buildSchedules(const std::vector<ast::Module *> &modules,
     ir::ScheduleScript script;
     script.func = fn;
     script.target = key.second;
-    script.loc = sema::locOf(*decl);
+    script.loc = decl->deferred ? decl->func.range.begin : sema::locOf(*decl);
+    script.deferred = decl->deferred;
     sema::ScriptBuilder b(params, diags);
     for (const ast::SchedStmt &st : decl->body) {
       ir::ScheduleCall call;

@@ -44,6 +44,9 @@ struct ScheduleScript {
   std::string target; // "" (every target), "cpu" or "cuda"
   std::vector<ScheduleCall> calls;
   SourceLoc loc;
+  /// From a --schedule file, for a function the source does not declare (one the graph passes
+  /// make); `loc` is then the function's name. Unknown after the graph passes: an error.
+  bool deferred = false;
 };
 
 } // namespace tdsl::ir

@@ -182,7 +182,7 @@ bool always(const PipelineOptions &) { return true; }
 bool withGraphPasses(const PipelineOptions &o) { return o.graphPasses; }
 /// Tuning records are looked up (--tuning-db, tdsl-tune): they are per static shape.
 bool withTuningRecords(const PipelineOptions &o) {
-  return o.graphPasses && o.sampling && o.sampling->lookup;
+  return o.graphPasses && (o.specializeShapes || (o.sampling && o.sampling->lookup));
 }
 bool forCpu(const PipelineOptions &o) { return o.target == Target::CPU; }
 bool forCuda(const PipelineOptions &o) { return o.target == Target::CUDA; }
@@ -344,6 +344,14 @@ bool Pipeline::Run::specialize() {
 bool Pipeline::Run::schedule() {
   std::vector<ir::ScheduleScript> scripts =
       frontend->buildSchedules([&](const std::string &fn) { return takesParams(fn); }, usedDefines);
+  // A deferred script names a function the graph passes should have made.
+  for (const ir::ScheduleScript &s : scripts)
+    if (s.deferred && !module.lookup(s.func))
+      diags.error(SourceRange(s.loc), "unknown function '" + s.func + "'");
+  // What --func compiles now includes the functions the graph passes made.
+  if (!opts.func.empty())
+    for (const std::string &fn : reachableFrom(module, {opts.func}))
+      compiled.insert(fn);
   // The schedules of functions --func does not compile are not applied: they may need constants
   // only -D for that function would give.
   scripts.erase(std::remove_if(scripts.begin(), scripts.end(),

@@ -86,6 +86,9 @@ struct PipelineOptions {
   bool noSchedule = false;
   /// false: graphs as checked, no graph pass (tdsl-run --check's reference).
   bool graphPasses = true;
+  /// Run graph.specialize even without tuning records (a --schedule file names functions the
+  /// source does not declare, e.g. tdsl-tune -o's specialized copies).
+  bool specializeShapes = false;
   /// lower.bounds-check inserts run-time checks (--bounds-check).
   bool boundsCheck = false;
   /// Spells a source location for bounds-check messages ("file.tdsl:3:7").

@@ -76,7 +76,8 @@ void foldConstantCalls(
 /// are left in the module. Returns the instances made.
 ///
 /// Appends to `scripts` a copy of the script of each instance's generic function, for the
-/// instance (an instance is scheduled like the function it was made from).
+/// instance (an instance is scheduled like the function it was made from), unless `scripts`
+/// has one for the instance already.
 void addInstanceScripts(std::vector<ir::ScheduleScript> &scripts,
                         const std::vector<DerivedFunc> &instances);
 

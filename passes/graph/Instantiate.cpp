@@ -8,6 +8,7 @@
 #include "passes/Instantiate.h"
 #include "passes/graph/GraphUtils.h"
 
+#include <algorithm>
 #include <map>
 
 namespace tdsl::graph {
@@ -74,13 +75,18 @@ std::vector<DerivedFunc> instantiateCallees(Module &module,
 
 void addInstanceScripts(std::vector<ScheduleScript> &scripts,
                         const std::vector<DerivedFunc> &instances) {
-  for (const DerivedFunc &d : instances)
+  for (const DerivedFunc &d : instances) {
+    // A script of its own (a --schedule file's, for a specialized copy) replaces the copy.
+    if (std::any_of(scripts.begin(), scripts.end(),
+                    [&](const ScheduleScript &s) { return s.func == d.name; }))
+      continue;
     for (size_t i = 0, n = scripts.size(); i < n; ++i)
       if (scripts[i].func == d.scheduleFrom) {
         ScheduleScript copy = scripts[i];
         copy.func = d.name;
         scripts.push_back(copy);
       }
+  }
 }
 
 } // namespace tdsl::graph

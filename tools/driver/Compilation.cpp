@@ -183,6 +183,12 @@ bool Compilation::parse(const std::string *sourceText) {
     st.scheduleModules.push_back(s);
   }
   resolveNames(st.loader.modules(), st.diags);
+  // A --schedule file that names functions the source does not declare is for functions the
+  // graph passes make, specialized copies included (what tdsl-tune -o writes for a graph).
+  for (const ast::Module *s : st.scheduleModules)
+    for (const ast::ItemPtr &item : s->items)
+      if (auto *d = item->as<ast::ScheduleDecl>(); d && d->deferred)
+        st.pipeline.specializeShapes = true;
   st.diags.flush();
   return !st.diags.hasErrors();
 }
