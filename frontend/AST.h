@@ -336,7 +336,7 @@ struct SchedParam : Node {
 // Items and modules
 // ------------------------------------------------------------------------------------------
 
-enum class ItemKind { Import, Const, Func, Graph, Extern, Schedule };
+enum class ItemKind { Import, Const, Func, Graph, Extern, Schedule, Intrinsic };
 
 struct Item : Node {
   explicit Item(ItemKind k) : kind(k) {}
@@ -413,6 +413,14 @@ struct ScheduleDecl : Item {
   std::vector<SchedParam> params;
   std::vector<SchedStmt> body;
   const FuncDecl *resolved = nullptr; // set by name resolution
+};
+
+/// `intrinsic NAME(DESC, IMPL);`: a tensor intrinsic for `tensorize` (docs/schedules.md). DESC
+/// and IMPL name funcs (IMPL may be an extern) of the same module.
+struct IntrinsicDecl : Item {
+  static constexpr ItemKind kKind = ItemKind::Intrinsic;
+  IntrinsicDecl() : Item(kKind) {}
+  Ident name, desc, impl;
 };
 
 /// One parsed file. Imported modules are owned by the ModuleLoader, not by the importer.
