@@ -290,7 +290,10 @@ void tensorize(ScheduleState &s, const Var &loopVar, const std::string &name) {
   }
   const PrimFunc *desc = module->lookup(intrin->desc).as<PrimFunc>();
   const PrimFunc *impl = module->lookup(intrin->impl).as<PrimFunc>();
-  TDSL_IR_CHECK(desc && impl, "an intrinsic names no func");
+  if (!desc || !impl)
+    throw ScheduleError("intrinsic '" + name + "' names '" + (desc ? intrin->impl : intrin->desc) +
+                            "', which is not a func of this compilation",
+                        loopVar->loc, "loop declared here");
   std::string what = "intrinsic '" + name + "' (description '" + desc->name + "')";
   std::vector<const For *> descLoops;
   const Block *d = chainOf(desc->body, descLoops);
