@@ -83,8 +83,8 @@ protected:
     return BufferLoad::make(mutateBuffer(op->buffer), zeros(op->indices.size()), op->loc);
   }
   Stmt visit(const BufferStore *op) override {
-    return BufferStore::make(mutateBuffer(op->buffer), mutate(op->value),
-                             zeros(op->indices.size()), op->loc);
+    return BufferStore::make(mutateBuffer(op->buffer), mutate(op->value), zeros(op->indices.size()),
+                             op->loc);
   }
 };
 
@@ -283,9 +283,10 @@ void tensorize(ScheduleState &s, const Var &loopVar, const std::string &name) {
       for (const TensorIntrin &t : module->intrinsics)
         known += (known.empty() ? "" : ", ") + t.name;
     throw ScheduleError("unknown intrinsic '" + name + "'" +
-                            (known.empty() ? std::string("; declare one with 'intrinsic NAME(DESC, "
-                                                         "IMPL);' or import one (import \"intrin\")")
-                                           : "; known: " + known),
+                            (known.empty()
+                                 ? std::string("; declare one with 'intrinsic NAME(DESC, "
+                                               "IMPL);' or import one (import \"intrin\")")
+                                 : "; known: " + known),
                         loopVar->loc, "loop declared here");
   }
   const PrimFunc *desc = module->lookup(intrin->desc).as<PrimFunc>();
