@@ -21,6 +21,7 @@
 
 #include "passes/schedule/Primitives.h"
 
+#include "ir/Arith.h"
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
@@ -396,8 +397,20 @@ void tensorize(ScheduleState &s, const Var &loopVar, const std::string &name) {
     targetAxes[b->iterVars[i].var] = b->iterVars[i].binding;
     descAxes[d->iterVars[i].var] = substitute(d->iterVars[i].binding, descLoopRefs);
   }
-  Stmt tBody = substitute(b->body, targetAxes), dBody = substitute(d->body, descAxes);
-  Stmt tInit = b->init.defined() ? substitute(b->init, targetAxes) : Stmt();
+  // Floor divisions and modulos that the loops resolve (a B packed by transform_layout read as
+  // B_global[(vj_o * 16 + j) / 16, k, (vj_o * 16 + j) % 16]) become their quotient and rest.
+  auto resolved = [&](const Stmt &st) {
+    Stmt wrapped = st;
+    for (size_t i = loops.size(); i-- > 0;)
+      wrapped =
+          For::make(loops[i]->loopVar, loops[i]->min, loops[i]->extent, ForKind::Serial, wrapped);
+    wrapped = resolveDivMod(wrapped);
+    for (size_t i = 0; i < loops.size(); ++i)
+      wrapped = wrapped.as<For>()->body;
+    return wrapped;
+  };
+  Stmt tBody = resolved(substitute(b->body, targetAxes)), dBody = substitute(d->body, descAxes);
+  Stmt tInit = b->init.defined() ? resolved(substitute(b->init, targetAxes)) : Stmt();
   Stmt dInit = d->init.defined() ? substitute(d->init, descAxes) : Stmt();
 
   // The regions: each parameter of the description is one buffer at one offset.
