@@ -336,7 +336,7 @@ struct SchedParam : Node {
 // Items and modules
 // ------------------------------------------------------------------------------------------
 
-enum class ItemKind { Import, Const, Func, Graph, Extern, Schedule };
+enum class ItemKind { Import, Const, Func, Graph, Extern, Schedule, Intrinsic };
 
 struct Item : Node {
   explicit Item(ItemKind k) : kind(k) {}
@@ -417,6 +417,14 @@ struct ScheduleDecl : Item {
   /// graph passes may make (`fused_…`, an instance, a specialized copy: what tdsl-tune -o
   /// writes). Looked up when the schedules run.
   bool deferred = false;
+};
+
+/// `intrinsic NAME(DESC, IMPL);`: a tensor intrinsic for `tensorize` (docs/schedules.md). DESC
+/// and IMPL name funcs (IMPL may be an extern) of the same module.
+struct IntrinsicDecl : Item {
+  static constexpr ItemKind kKind = ItemKind::Intrinsic;
+  IntrinsicDecl() : Item(kKind) {}
+  Ident name, desc, impl;
 };
 
 /// One parsed file. Imported modules are owned by the ModuleLoader, not by the importer.

@@ -118,6 +118,9 @@ private:
       params("Output", f->outputs, d + 1);
       for (const ast::StmtPtr &s : f->body)
         stmt(*s, d + 1);
+    } else if (auto *t = item.as<ast::IntrinsicDecl>()) {
+      line(d) << "Intrinsic " << t->name.name << "(desc " << t->desc.name << ", impl "
+              << t->impl.name << ")" << loc(*t) << "\n";
     } else if (auto *e = item.as<ast::ExternDecl>()) {
       line(d) << "Extern " << (e->pure ? "pure " : "") << e->name.name << " = " << quoted(e->symbol)
               << loc(*e) << "\n";

@@ -89,6 +89,8 @@ const char *ruleNoun(antlr4::ParserRuleContext *ctx) {
     return "statement";
   case P::RuleExternDecl:
     return "extern declaration";
+  case P::RuleIntrinsicDecl:
+    return "intrinsic declaration";
   case P::RuleConstDecl:
     return "constant declaration";
   case P::RuleGraphStmt:
@@ -573,6 +575,8 @@ public:
         m->items.push_back(externDecl(c));
       else if (auto *c = item->scheduleDecl())
         m->items.push_back(schedule(c));
+      else if (auto *c = item->intrinsicDecl())
+        m->items.push_back(intrinsic(c));
     }
     return m;
   }
@@ -700,6 +704,15 @@ private:
       d->text.clear(); // nothing to look for
     } else if (d->text.empty())
       diags_.error(d->textRange, "empty constant file path");
+    return d;
+  }
+
+  ast::ItemPtr intrinsic(P::IntrinsicDeclContext *c) {
+    auto d = std::make_unique<ast::IntrinsicDecl>();
+    d->range = range(c);
+    d->name = ident(c->ID(0));
+    d->desc = ident(c->ID(1));
+    d->impl = ident(c->ID(2));
     return d;
   }
 

@@ -1370,6 +1370,7 @@ std::optional<ir::Module> buildIR(const std::vector<ast::Module *> &modules,
       table[item.get()] = fn;
       out.add(fn);
     }
+    sema::buildIntrinsics(mod, prefix, table, out, diags);
   }
   sema::checkAccesses(out, diags);
   if (diags.errorCount() != before)

@@ -154,6 +154,11 @@ ir::Func buildExtern(const ast::ExternDecl &e, const std::string &name, Diagnost
 ir::Func buildGraph(const ast::GraphDecl &g, const std::string &name, const FuncTable &funcs,
                     DiagnosticEngine &diags, const ConstTable *constants = nullptr);
 
+/// The `intrinsic` declarations of module `m` (docs/schedules.md, "tensorize"), checked against
+/// the funcs they name (built into `funcs`), added to `out` under `prefix` + their name.
+void buildIntrinsics(const ast::Module &m, const std::string &prefix, const FuncTable &funcs,
+                     ir::Module &out, DiagnosticEngine &diags);
+
 /// Rules 6 and 7 of spec §5 on the built IR: provably out-of-bounds accesses (constant shapes,
 /// guards from `where`, `if` and `select` counted), alloc buffers read before any block writes
 /// them, outputs never written (a warning).

@@ -17,6 +17,7 @@ item
   | graphDecl
   | externDecl
   | scheduleDecl
+  | intrinsicDecl
   ;
 
 importDecl : IMPORT STRING ';' ;
@@ -49,6 +50,11 @@ funcDecl
 externDecl
   : EXTERN PURE? FUNC ID '(' paramList? ')' (ARROW funcResults)? '=' STRING ';'
   ;
+
+// `intrinsic NAME(DESC, IMPL);`: a tensor intrinsic for `tensorize` (TVM's TensorIntrin.register):
+// DESC is a func whose block a tensorized sub-tree must match, IMPL the func or extern that
+// replaces it (docs/schedules.md).
+intrinsicDecl : INTRINSIC ID '(' ID ',' ID ')' ';' ;
 
 // ---------------------------------------------------------------------------------------------
 // Function bodies: alloc, for, block
@@ -189,6 +195,7 @@ GRAPH    : 'graph' ;
 EXTERN   : 'extern' ;
 PURE     : 'pure' ;
 SCHEDULE : 'schedule' ;
+INTRINSIC : 'intrinsic' ;
 CONST    : 'const' ;
 FOR      : 'for' ;
 IN       : 'in' ;

@@ -530,6 +530,13 @@ int64_t Constant::numElements() const {
   return n;
 }
 
+const TensorIntrin *Module::lookupIntrinsic(std::string_view name) const {
+  for (const TensorIntrin &t : intrinsics)
+    if (t.name == name)
+      return &t;
+  return nullptr;
+}
+
 const Constant *Module::lookupConstant(std::string_view name) const {
   for (const Constant &c : constants)
     if (c.name == name)

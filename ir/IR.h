@@ -706,9 +706,22 @@ struct Constant {
 
 /// An ordered list of functions with lookup by name, the module's own `import` lines and its
 /// graph constants.
+/// `intrinsic NAME(DESC, IMPL);`: a tensor intrinsic `tensorize` can use (docs/schedules.md).
+/// The names are qualified as functions' are (`intrin.avx2_6x16` from an import).
+struct TensorIntrin {
+  std::string name;
+  std::string desc; ///< A PrimFunc of the module: one block under a chain of loops.
+  std::string impl; ///< A PrimFunc with the signature of `desc`.
+  SourceLoc loc;
+};
+
 class Module {
 public:
   std::vector<std::string> imports;
+  /// The tensor intrinsics, in declaration order (imported modules' first).
+  std::vector<TensorIntrin> intrinsics;
+  /// The intrinsic named `name`, or null.
+  const TensorIntrin *lookupIntrinsic(std::string_view name) const;
   /// The graph constants, in declaration order (imported modules' first, then the module's own,
   /// then those constant folding made).
   std::vector<Constant> constants;

@@ -871,6 +871,10 @@ void Printer::printModule(const Module &module) {
     first = false;
     printFunc(func);
   }
+  if (!module.intrinsics.empty() && !first)
+    *os_ << '\n';
+  for (const TensorIntrin &t : module.intrinsics)
+    *os_ << "intrinsic " << t.name << "(" << t.desc << ", " << t.impl << ");\n";
 }
 
 } // namespace

@@ -425,8 +425,14 @@ bool equalExpr(const Expr &a, const Expr &b, const std::unordered_map<Var, Var> 
 }
 
 bool structuralEqual(const Module &a, const Module &b) {
-  if (a.imports != b.imports || a.functions().size() != b.functions().size())
+  if (a.imports != b.imports || a.functions().size() != b.functions().size() ||
+      a.intrinsics.size() != b.intrinsics.size())
     return false;
+  for (size_t i = 0; i < a.intrinsics.size(); ++i)
+    if (a.intrinsics[i].name != b.intrinsics[i].name ||
+        a.intrinsics[i].desc != b.intrinsics[i].desc ||
+        a.intrinsics[i].impl != b.intrinsics[i].impl)
+      return false;
   for (size_t i = 0; i < a.functions().size(); ++i)
     if (!structuralEqual(a.functions()[i], b.functions()[i]))
       return false;

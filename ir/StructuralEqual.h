@@ -24,7 +24,7 @@ namespace tdsl::ir {
 bool structuralEqual(const Expr &a, const Expr &b);
 bool structuralEqual(const Stmt &a, const Stmt &b);
 bool structuralEqual(const Func &a, const Func &b);
-/// Same imports, and the same functions in the same order.
+/// Same imports, the same functions in the same order, the same intrinsics.
 bool structuralEqual(const Module &a, const Module &b);
 
 /// Whether `a` and `b` are the same expression, Vars and Buffers compared by identity (after

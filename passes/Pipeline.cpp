@@ -56,6 +56,7 @@ void dropUncalled(ir::Module &m, const std::vector<graph::DerivedFunc> &instance
   ir::Module kept;
   kept.imports = m.imports;
   kept.constants = m.constants;
+  kept.intrinsics = m.intrinsics;
   bool placed = false;
   for (const ir::Func &f : m.functions()) {
     if (made.count(f.name()))
@@ -636,6 +637,15 @@ void printOwnItems(const ir::Module &m, std::ostream &os, const std::string &onl
       os << "\n";
     first = false;
     os << ir::toString(f);
+  }
+  bool firstIntrinsic = true;
+  for (const ir::TensorIntrin &t : m.intrinsics) {
+    if (!isOwn(t.name) || (!only.empty() && !wanted.count(t.desc) && !wanted.count(t.impl)))
+      continue;
+    if (!first && firstIntrinsic)
+      os << "\n";
+    first = firstIntrinsic = false;
+    os << "intrinsic " << t.name << "(" << t.desc << ", " << t.impl << ");\n";
   }
 }
 

@@ -19,7 +19,7 @@ const vsctm = require(path.join(modules, 'vscode-textmate'));
 const oniguruma = require(path.join(modules, 'vscode-oniguruma'));
 const grammarPath = process.argv[4] || path.join(__dirname, '..', 'tdsl.tmLanguage.json');
 
-const KEYWORDS = new Set(('import const func graph extern pure schedule for in block spatial reduce init ' +
+const KEYWORDS = new Set(('import const func graph extern pure schedule intrinsic for in block spatial reduce init ' +
   'alloc scope if else let dataflow output return call where true false inf').split(' '));
 const LOOP_KINDS = new Set('serial parallel vectorized unrolled thread'.split(' '));
 const DTYPES = new Set('bool i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 f32 f64'.split(' '));

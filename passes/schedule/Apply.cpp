@@ -351,6 +351,12 @@ const std::vector<std::pair<std::string, Primitive>> &primitives() {
          c.arity(1);
          c.bind({schedule::blockize(s, c.loop(c.arg(0)))});
        }},
+      {"tensorize",
+       [](CallContext &c, ScheduleState &s) {
+         c.arity(2);
+         schedule::tensorize(s, c.loop(c.arg(0)), c.string(c.arg(1)));
+         c.bind({});
+       }},
       {"sample_perfect_tile",
        [](CallContext &c, ScheduleState &s) {
          size_t nargs = c.call().args.size();
@@ -461,6 +467,7 @@ bool applySchedules(Module &module, const std::vector<ScheduleScript> &scripts,
     if (!f.defined() || !f.as<PrimFunc>())
       continue; // reported by name resolution
     ScheduleState state(f, target);
+    state.setModule(&module);
     std::map<std::string, Handle> handles;
     Sampling samples;
     samples.context = sampling;

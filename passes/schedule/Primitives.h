@@ -82,5 +82,8 @@ void transformLayout(ScheduleState &s, const std::string &block, const ir::Buffe
                      const std::vector<ir::Var> &params, const std::vector<ir::Expr> &results);
 /// blockize(loop): makes the subtree under `loop` one block; returns its name.
 std::string blockize(ScheduleState &s, const ir::Var &loop);
+/// tensorize(loop, "NAME"): blockize(loop), match the block against the description of the
+/// tensor intrinsic NAME of the state's module, replace its body by the implementation.
+void tensorize(ScheduleState &s, const ir::Var &loop, const std::string &name);
 
 } // namespace tdsl::schedule

@@ -33,6 +33,9 @@ public:
   ir::Func func() const { return func_; }
   const ir::PrimFunc &prim() const { return *func_.as<ir::PrimFunc>(); }
   const std::string &target() const { return target_; }
+  /// The module the function belongs to (its tensor intrinsics), when the caller gave it.
+  const ir::Module *module() const { return module_; }
+  void setModule(const ir::Module *module) { module_ = module; }
 
   /// The loop of `var`; throws if the loop no longer exists.
   const ir::For *loop(const ir::Var &var) const;
@@ -55,6 +58,7 @@ public:
 private:
   ir::Func func_;
   std::string target_;
+  const ir::Module *module_ = nullptr;
 };
 
 // Helpers shared by the primitives.

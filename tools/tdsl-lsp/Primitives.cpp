@@ -75,7 +75,8 @@ const std::vector<PrimitiveInfo> &schedulePrimitives() {
       {"blockize", "blockize(loop)", "block", "block", "Makes the sub-tree under `loop` one block.",
        "blockize(${1:loop})", "l"},
       {"tensorize", "tensorize(loop, \"intrinsic\")", "", "",
-       "Replaces the sub-tree by a micro-kernel whose semantics match it.",
+       "Replaces the sub-tree by the micro-kernel of a declared `intrinsic NAME(DESC, IMPL);` "
+       "whose description it matches (`import \"intrin\"` for the built-in CPU ones).",
        "tensorize(${1:loop}, \"${2:intrinsic}\")", "l*"},
       {"sample_perfect_tile", "sample_perfect_tile(loop, n[, max_innermost])", "n integers",
        "integer",

@@ -25,7 +25,7 @@ struct PrimitiveInfo {
 const std::vector<PrimitiveInfo> &schedulePrimitives();
 /// The primitive named `name`, or null.
 const PrimitiveInfo *findPrimitive(const std::string &name);
-/// True when the compiler applies `name` (tensorize is specified only so far).
+/// True when the compiler applies `name` (every primitive of the specification now).
 bool primitiveImplemented(const std::string &name);
 
 } // namespace tdsl::lsp

@@ -253,8 +253,9 @@ expect(items[1], {
                       "adds a `where`; refused when the factors' product is below the extent."},
     "insertText": "split(${1:loop}, [${2:_}, ${3:4}])", "insertTextFormat": 2}, "the split item")
 expect(items[21]["documentation"]["value"],
-       "Replaces the sub-tree by a micro-kernel whose semantics match it.\n\nNot implemented yet.",
-       "an unimplemented primitive says so")
+       "Replaces the sub-tree by the micro-kernel of a declared `intrinsic NAME(DESC, IMPL);` "
+       "whose description it matches (`import \"intrin\"` for the built-in CPU ones).",
+       "tensorize names its intrinsic")
 # After `handles =`, while the buffer does not parse (the word typed so far is ignored).
 typing = text.replace("  parallel(i);\n", "  parallel(i);\n  a, b = sp\n")
 d = change(typing, 2)
