@@ -34,7 +34,11 @@ check("batch_norm", "batch_norm",
 for tag, xs, ws, sh, sw, pads, dh, dw, g in (
         ("asym", (2, 3, 9, 8), (4, 3, 3, 2), 2, 1, (1, 0, 2, 1), 1, 2, 1),
         ("depthwise", (1, 4, 7, 7), (4, 1, 3, 3), 1, 1, (1, 1, 1, 1), 2, 2, 4),
-        ("grouped", (1, 4, 6, 5), (6, 2, 2, 3), 1, 2, (0, 1, 1, 0), 1, 1, 2)):
+        ("grouped", (1, 4, 6, 5), (6, 2, 2, 3), 1, 2, (0, 1, 1, 0), 1, 1, 2),
+        # The schedule's tiles: 7 rows (a tail of the 2-row tile), 10 and 9 columns (a tail of
+        # the 8-column block), strides 2 and 3 (input columns in 2 and 3 phases), dilation 2.
+        ("depthwise_s2", (1, 3, 13, 19), (3, 1, 3, 3), 2, 2, (1, 1, 1, 1), 1, 1, 3),
+        ("grouped_s3", (2, 2, 9, 26), (4, 1, 3, 3), 1, 3, (0, 2, 1, 1), 1, 2, 2)):
     x, w = uniform(xs, 12), uniform(ws, 13)
     attrs = {"strides": [sh, sw], "pads": [pads[0], pads[1], pads[2], pads[3]],
              "dilations": [dh, dw], "group": g}

@@ -1,6 +1,7 @@
 # layer_norm over the last axis (biased variance, eps inside the square root, PyTorch's
 # nn.LayerNorm) against NumPy (float64): rtol 1e-4, atol 1e-5 (it divides by a small standard
-# deviation). Rows with a large common offset check the two-pass variance.
+# deviation). Rows with a large common offset check the two-pass variance; 3x77: two blocks of
+# the schedule's 32 partial sums and a tail of 13.
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from routes import *
@@ -13,7 +14,7 @@ def layer_norm(x, gamma, beta, eps):
 
 
 for tag, shape, offset in (("7x13", (7, 13), 0.0), ("3x32", (3, 32), 0.0),
-                           ("offset", (2, 24), 100.0)):
+                           ("offset", (2, 24), 100.0), ("3x77", (3, 77), 0.0)):
     x = uniform(shape, 1, -2.0, 2.0) + np.float32(offset)
     gamma, beta = uniform(shape[1:], 2, 0.5, 1.5), uniform(shape[1:], 3)
     for eps in (1e-5, 0.5):

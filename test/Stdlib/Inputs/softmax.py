@@ -22,7 +22,7 @@ large[1] -= 1.0e4
 large[2] *= 30.0
 large[3, 5] = 88.0
 for tag, x in (("7x13", uniform((7, 13), 1, -5.0, 5.0)), ("3x32", uniform((3, 32), 3)),
-               ("large", large)):
+               ("large", large), ("2x45", uniform((2, 45), 4))):
     x64 = x.astype(np.float64)
     check("softmax_" + tag, "softmax", {"x": x}, {"y": softmax(x64)}, 1e-5, 1e-6)
     check("log_softmax_" + tag, "log_softmax", {"x": x}, {"y": log_softmax(x64)}, 1e-5, 1e-5)
