@@ -179,8 +179,11 @@ std::optional<std::tuple<Linear, Linear, int64_t>> inOneMultiple(const Linear &a
     (k % c == 0 ? q : r).addTerm(t, k);
   r.constant = a.constant;
   Interval b = boundOf(r, *dom);
-  std::optional<int64_t> lo = b.min.defined() ? asConstInt(b.min) : std::nullopt;
-  std::optional<int64_t> hi = b.max.defined() ? asConstInt(b.max) : std::nullopt;
+  std::optional<int64_t> lo, hi;
+  if (b.min.defined())
+    lo = asConstInt(b.min);
+  if (b.max.defined())
+    hi = asConstInt(b.max);
   if (!lo || !hi || floorDiv(*lo, c) != floorDiv(*hi, c))
     return std::nullopt;
   return std::make_tuple(q, r, floorDiv(*lo, c));

@@ -75,6 +75,20 @@ Func rewriteBindings(const GraphFunc &g,
   return withBody(g, std::move(body));
 }
 
+void rewriteCalls(Module &module,
+                  const std::function<std::optional<CallBinding>(const CallBinding &)> &fn) {
+  for (const Func &f : std::vector<Func>(module.functions())) {
+    const auto *g = f.as<GraphFunc>();
+    if (!g)
+      continue;
+    module.replace(rewriteBindings(*g, [&](const GraphBinding &b) -> std::vector<GraphBinding> {
+      const auto *call = std::get_if<CallBinding>(&b);
+      std::optional<CallBinding> replaced = call ? fn(*call) : std::nullopt;
+      return {replaced ? GraphBinding(*replaced) : b};
+    }));
+  }
+}
+
 Func renameBuffers(const GraphFunc &g, const std::map<const BufferNode *, Buffer> &map) {
   auto rename = [&](const Buffer &b) {
     auto it = map.find(b.get());

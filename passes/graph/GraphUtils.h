@@ -36,6 +36,11 @@ ir::Func
 rewriteBindings(const ir::GraphFunc &g,
                 const std::function<std::vector<ir::GraphBinding>(const ir::GraphBinding &)> &fn);
 
+/// Rewrites the call bindings of every graph of `module`: `fn` returns the call that replaces
+/// one (another callee, say), or nullopt to keep it. `fn` may add functions to the module.
+void rewriteCalls(ir::Module &module,
+                  const std::function<std::optional<ir::CallBinding>(const ir::CallBinding &)> &fn);
+
 /// Replaces buffers in every argument, reshape source, dataflow output and result of `g`.
 ir::Func renameBuffers(const ir::GraphFunc &g,
                        const std::map<const ir::BufferNode *, ir::Buffer> &map);

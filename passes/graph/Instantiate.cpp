@@ -33,43 +33,36 @@ std::vector<DerivedFunc> instantiateCallees(Module &module,
                                             const std::map<std::string, Func> &generics) {
   std::vector<DerivedFunc> made;
   std::map<std::pair<std::string, std::vector<int64_t>>, std::string> instances;
-  for (const Func &f : std::vector<Func>(module.functions())) {
-    const auto *g = f.as<GraphFunc>();
-    if (!g)
-      continue;
-    Func out = detail::rewriteBindings(*g, [&](const GraphBinding &b) -> std::vector<GraphBinding> {
-      const auto *call = std::get_if<CallBinding>(&b);
-      if (!call || call->constArgs.empty())
-        return {b};
-      std::vector<int64_t> values;
-      for (const Expr &c : call->constArgs) {
-        std::optional<int64_t> v = asConstInt(c);
-        if (!v) // a constant of the graph itself: left for -D instantiation of the graph
-          return {b};
-        values.push_back(*v);
-      }
-      auto known = generics.find(call->callee);
-      Func generic = known != generics.end() ? known->second : module.lookup(call->callee);
-      if (!generic.as<PrimFunc>() || generic.as<PrimFunc>()->constVars.size() != values.size())
-        return {b};
-      auto key = std::make_pair(call->callee, values);
-      auto it = instances.find(key);
-      if (it == instances.end()) {
-        std::string name = detail::freshFuncName(module, instanceBase(call->callee, values));
-        Func instance = instantiate(generic, values);
-        const PrimFunc *inst = instance.as<PrimFunc>();
-        module.add(PrimFunc::make(name, {}, inst->inputs, inst->outputs, inst->shapeVars,
-                                  inst->allocBuffers, inst->body, inst->loc));
-        made.push_back({name, call->callee, "", {}});
-        it = instances.emplace(key, name).first;
-      }
-      CallBinding c = *call;
-      c.callee = it->second;
-      c.constArgs.clear();
-      return {c};
-    });
-    module.replace(out);
-  }
+  detail::rewriteCalls(module, [&](const CallBinding &call) -> std::optional<CallBinding> {
+    if (call.constArgs.empty())
+      return std::nullopt;
+    std::vector<int64_t> values;
+    for (const Expr &c : call.constArgs) {
+      std::optional<int64_t> v = asConstInt(c);
+      if (!v) // a constant of the graph itself: left for -D instantiation of the graph
+        return std::nullopt;
+      values.push_back(*v);
+    }
+    auto known = generics.find(call.callee);
+    Func generic = known != generics.end() ? known->second : module.lookup(call.callee);
+    if (!generic.as<PrimFunc>() || generic.as<PrimFunc>()->constVars.size() != values.size())
+      return std::nullopt;
+    auto key = std::make_pair(call.callee, values);
+    auto it = instances.find(key);
+    if (it == instances.end()) {
+      std::string name = detail::freshFuncName(module, instanceBase(call.callee, values));
+      Func instance = instantiate(generic, values);
+      const PrimFunc *inst = instance.as<PrimFunc>();
+      module.add(PrimFunc::make(name, {}, inst->inputs, inst->outputs, inst->shapeVars,
+                                inst->allocBuffers, inst->body, inst->loc));
+      made.push_back({name, call.callee, "", {}});
+      it = instances.emplace(key, name).first;
+    }
+    CallBinding c = call;
+    c.callee = it->second;
+    c.constArgs.clear();
+    return c;
+  });
   return made;
 }
 

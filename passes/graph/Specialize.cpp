@@ -68,45 +68,38 @@ std::vector<DerivedFunc> specializeCallees(Module &module, std::vector<DerivedFu
                                            std::vector<DerivedFunc> &fused) {
   std::vector<DerivedFunc> made;
   std::map<std::pair<std::string, std::vector<int64_t>>, std::string> copies;
-  for (const Func &f : std::vector<Func>(module.functions())) {
-    const auto *g = f.as<GraphFunc>();
-    if (!g)
-      continue;
-    Func out = detail::rewriteBindings(*g, [&](const GraphBinding &b) -> std::vector<GraphBinding> {
-      const auto *call = std::get_if<CallBinding>(&b);
-      const PrimFunc *callee = call ? module.lookup(call->callee).as<PrimFunc>() : nullptr;
-      if (!callee || !callee->constVars.empty() || callee->shapeVars.empty() ||
-          !callee->body.defined())
-        return {b};
-      std::optional<std::vector<int64_t>> values = shapeValues(*callee, *call);
-      if (!values)
-        return {b};
-      auto key = std::make_pair(call->callee, *values);
-      auto it = copies.find(key);
-      if (it == copies.end()) {
-        std::string name = detail::freshFuncName(module, specializedName(call->callee, *values));
-        std::map<const VarNode *, int64_t> map;
-        for (size_t i = 0; i < values->size(); ++i)
-          map[callee->shapeVars[i].get()] = (*values)[i];
-        Func copy = specializeShapes(module.lookup(call->callee), map);
-        const PrimFunc *s = copy.as<PrimFunc>();
-        module.add(PrimFunc::make(name, {}, s->inputs, s->outputs, s->shapeVars, s->allocBuffers,
-                                  s->body, s->loc));
-        // Scheduled as the callee is: a fused function's placing of its consumers comes along.
-        DerivedFunc d{name, call->callee, "", {}};
-        for (const DerivedFunc &x : fused)
-          if (x.name == call->callee)
-            d = {name, x.scheduleFrom, x.producerBlock, x.consumerBlocks};
-        (d.producerBlock.empty() && d.consumerBlocks.empty() ? instances : fused).push_back(d);
-        made.push_back(d);
-        it = copies.emplace(key, name).first;
-      }
-      CallBinding c = *call;
-      c.callee = it->second;
-      return {c};
-    });
-    module.replace(out);
-  }
+  detail::rewriteCalls(module, [&](const CallBinding &call) -> std::optional<CallBinding> {
+    const PrimFunc *callee = module.lookup(call.callee).as<PrimFunc>();
+    if (!callee || !callee->constVars.empty() || callee->shapeVars.empty() ||
+        !callee->body.defined())
+      return std::nullopt;
+    std::optional<std::vector<int64_t>> values = shapeValues(*callee, call);
+    if (!values)
+      return std::nullopt;
+    auto key = std::make_pair(call.callee, *values);
+    auto it = copies.find(key);
+    if (it == copies.end()) {
+      std::string name = detail::freshFuncName(module, specializedName(call.callee, *values));
+      std::map<const VarNode *, int64_t> map;
+      for (size_t i = 0; i < values->size(); ++i)
+        map[callee->shapeVars[i].get()] = (*values)[i];
+      Func copy = specializeShapes(module.lookup(call.callee), map);
+      const PrimFunc *s = copy.as<PrimFunc>();
+      module.add(PrimFunc::make(name, {}, s->inputs, s->outputs, s->shapeVars, s->allocBuffers,
+                                s->body, s->loc));
+      // Scheduled as the callee is: a fused function's placing of its consumers comes along.
+      DerivedFunc d{name, call.callee, "", {}};
+      for (const DerivedFunc &x : fused)
+        if (x.name == call.callee)
+          d = {name, x.scheduleFrom, x.producerBlock, x.consumerBlocks};
+      (d.producerBlock.empty() && d.consumerBlocks.empty() ? instances : fused).push_back(d);
+      made.push_back(d);
+      it = copies.emplace(key, name).first;
+    }
+    CallBinding c = call;
+    c.callee = it->second;
+    return c;
+  });
   return made;
 }
 

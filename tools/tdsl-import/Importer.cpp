@@ -884,29 +884,24 @@ bool Importer::foldNode() {
   for (size_t k = 0; k < numInputs(); ++k)
     if (hasInput(k) && !in(k)->k)
       return false;
-  if (op == "ConstantOfShape")
-    foldConstantOfShape();
-  else if (op == "Range")
-    foldRange();
+  // The folds that take no operand of their own.
+  static const std::map<std::string, void (Importer::*)()> plain = {
+      {"ConstantOfShape", &Importer::foldConstantOfShape},
+      {"Range", &Importer::foldRange},
+      {"Where", &Importer::foldWhere},
+      {"Gather", &Importer::foldGather},
+      {"Slice", &Importer::foldSlice},
+      {"Concat", &Importer::foldConcat},
+      {"Cast", &Importer::foldCast},
+      {"Transpose", &Importer::foldTranspose},
+      {"Expand", &Importer::foldExpand}};
+  if (auto it = plain.find(op); it != plain.end())
+    (this->*it->second)();
   else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Equal" ||
            op == "Less" || op == "Greater")
     foldBinary(op);
-  else if (op == "Where")
-    foldWhere();
   else if (op == "Neg" || op == "Sqrt" || op == "Floor" || op == "Ceil" || op == "Not")
     foldUnary(op);
-  else if (op == "Gather")
-    foldGather();
-  else if (op == "Slice")
-    foldSlice();
-  else if (op == "Concat")
-    foldConcat();
-  else if (op == "Cast")
-    foldCast();
-  else if (op == "Transpose")
-    foldTranspose();
-  else if (op == "Expand")
-    foldExpand();
   else if (op == "Identity" || op == "Dropout") {
     if (op == "Dropout")
       opDropout(); // checks the attributes and the mask
