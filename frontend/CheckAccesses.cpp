@@ -522,7 +522,9 @@ private:
   }
 
   void stmt(const Stmt &s) {
-    forLoopsAndBlocks(s, [this](const For &f) { loop(f); }, [this](const Block &b) { block(b); });
+    auto onFor = [this](const For &f) { loop(f); };
+    auto onBlock = [this](const Block &b) { block(b); };
+    forLoopsAndBlocks(s, onFor, onBlock);
   }
 
   void loop(const For &f) {
