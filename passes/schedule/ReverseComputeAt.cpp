@@ -9,11 +9,100 @@
 #include "passes/schedule/Regions.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <unordered_map>
 
 namespace tdsl::schedule {
 
 using namespace ir;
+
+namespace {
+
+/// A lower bound of `e` that interval arithmetic can compare: each term `k * (X / c)` (c > 0 a
+/// constant, k a multiple of it) of the sum `e` becomes `(k / c) * (X - (c - 1))` where it adds
+/// and `(k / c) * X` where it subtracts (c * (X / c) lies in [X - c + 1, X]): what makes
+/// `4 * ((B + 3) / 4) >= B`, the extent a split's outer loop covers, provable.
+Expr lowerBound(const Expr &e, bool negated = false) {
+  if (const auto *add = e.as<Add>())
+    return lowerBound(add->a, negated) + lowerBound(add->b, negated);
+  if (const auto *sub = e.as<Sub>())
+    return lowerBound(sub->a, negated) - lowerBound(sub->b, !negated);
+  if (const auto *mul = e.as<Mul>()) {
+    std::optional<int64_t> k = asConstInt(mul->b);
+    const Expr *other = &mul->a;
+    if (!k) {
+      k = asConstInt(mul->a);
+      other = &mul->b;
+    }
+    const auto *div = other->as<Div>();
+    std::optional<int64_t> c = div ? asConstInt(div->b) : std::nullopt;
+    if (k && c && *k > 0 && *c > 0 && *k % *c == 0)
+      return intImm(*k / *c) * (negated ? div->a : div->a - intImm(*c - 1));
+  }
+  return e;
+}
+
+/// Whether the iterations of the loops `nest` (outermost first, `loop` last) together cover
+/// every value of each spatial axis of `block` when, in one iteration, axis k takes
+/// `domains[k]`. The proof handles the usual forms: each bound affine in the loop variables with
+/// the same coefficients on both sides, each loop variable in the bounds of one axis at most,
+/// loops whose range uses no other loop; the steps of an axis, smallest coefficient first, must
+/// not leave gaps, and the hull must reach 0 and extent - 1. Returns the first axis it cannot
+/// prove covered, or nullopt.
+std::optional<size_t> uncoveredAxis(const Block *block, const std::vector<Interval> &domains,
+                                    const std::vector<const For *> &nest) {
+  std::unordered_set<const VarNode *> loopVars, claimed;
+  for (const For *f : nest)
+    loopVars.insert(f->loopVar.get());
+  auto usesLoop = [&](const Expr &e) {
+    return std::any_of(nest.begin(), nest.end(), [&](const For *f) { return uses(e, f->loopVar); });
+  };
+  for (size_t k = 0; k < block->iterVars.size(); ++k) {
+    const IterVar &iv = block->iterVars[k];
+    if (iv.kind != IterKind::Spatial)
+      continue;
+    const Interval &d = domains[k];
+    std::optional<AffineForm> lo = affineForm(d.min), hi = affineForm(d.max);
+    if (!d.bounded() || !lo || !hi)
+      return k;
+    // The part of the bounds free of loop variables: `first` (the lower bound where every loop
+    // is at the end that gives the smallest value) and `width`; the loop terms, sorted by step.
+    Expr first = intImm(lo->constant), width = canonical(d.max - d.min + 1);
+    if (usesLoop(width))
+      return k;
+    std::vector<std::pair<int64_t, const For *>> steps;
+    for (const auto &[v, c] : lo->terms) {
+      if (!loopVars.count(v.get())) {
+        first = first + VarRef::make(v) * intImm(c);
+        continue;
+      }
+      if (hi->coeff(v) != c || !claimed.insert(v.get()).second)
+        return k;
+      const For *f =
+          *std::find_if(nest.begin(), nest.end(), [&](const For *g) { return g->loopVar == v; });
+      if (usesLoop(f->min) || usesLoop(f->extent))
+        return k;
+      steps.emplace_back(c, f);
+    }
+    std::sort(steps.begin(), steps.end(), [](const auto &a, const auto &b) {
+      return std::llabs(a.first) < std::llabs(b.first);
+    });
+    for (const auto &[c, f] : steps) {
+      Expr step = intImm(std::llabs(c)), last = f->min + f->extent - 1;
+      if (!proveLE(step, lowerBound(width), {}))
+        return k;
+      first = first + intImm(c) * (c > 0 ? f->min : last);
+      width = canonical(width + step * (f->extent - 1));
+    }
+    if (!proveLE(intImm(0), lowerBound(canonical(-first)), {}) ||
+        !proveLE(canonical(iv.extent - 1), lowerBound(canonical(first + width - 1)), {}))
+      return k;
+  }
+  return std::nullopt;
+}
+
+} // namespace
 
 /// reverse_compute_at(C, j0) — before (spec §1 after split and reorder):
 ///   for i in 0..128 { for j_0 in 0..32 { for k in 0..128 { for j_1 in 0..4 {
@@ -149,6 +238,20 @@ void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loop
                               show(have) + ")",
                           block->loc, blockNote);
     }
+  }
+
+  // The iterations of the loops around and at `loop` must together compute every element the
+  // block computed before; a consumer that reads the producer at an offset (`O1[i2 - 1]`) would
+  // otherwise lose the iterations that read nothing produced there (`i2 = 0`).
+  if (std::optional<size_t> k = uncoveredAxis(block, domains, fixed)) {
+    const Interval &d = domains[*k];
+    throw ScheduleError("under loop " + l + ", block " + b + " would not compute every value of" +
+                            " its axis " + quoted(block->iterVars[*k].var.name()) + " (0 to " +
+                            toString(canonical(block->iterVars[*k].extent - 1)) +
+                            "): one iteration computes [" + toString(d.min) + ", " +
+                            toString(d.max) + "], and the iterations together do not cover " +
+                            "the axis (or that cannot be proven)",
+                        block->loc, blockNote);
   }
 
   // Step 3: rebuild the block under new loops, at the end of the loop's body.
