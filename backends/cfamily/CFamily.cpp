@@ -80,6 +80,12 @@ std::string stripParens(const std::string &text) {
   return text.substr(1, text.size() - 2);
 }
 
+std::string negated(const std::string &text) {
+  if (!text.empty() && text.front() == '-')
+    return "(-(" + text + "))";
+  return "(-" + text + ")";
+}
+
 int nestingDepth(const std::string &text) {
   int depth = 0, deepest = 0;
   for (char c : text) {

@@ -61,6 +61,10 @@ private:
 /// `text` without one pair of outer parentheses, when they enclose all of it.
 std::string stripParens(const std::string &text);
 
+/// The negation of the operand `text`, parenthesized: `(-x)`, and `(-(-0.0f))` where the operand
+/// itself starts with a minus sign (`--0.0f` would be a decrement).
+std::string negated(const std::string &text);
+
 /// The deepest nesting of (), [] and {} in `text` (what Clang's -fbracket-depth limits, 256 by
 /// default).
 int nestingDepth(const std::string &text);

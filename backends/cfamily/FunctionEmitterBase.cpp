@@ -433,7 +433,7 @@ std::string FunctionEmitterBase::exprText(const Expr &e) {
   case ExprKind::Neg: {
     const Expr &a = e.as<Neg>()->a;
     if (e.dtype().isFloat())
-      return "(-" + expr(a) + ")";
+      return negated(expr(a));
     return "tdsl_neg<" + storageType(e.dtype()) + ">(" + expr(a) + ")";
   }
 #define TDSL_CPP_BINARY(NAME)                                                                      \

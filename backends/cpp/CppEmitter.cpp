@@ -24,6 +24,7 @@ using namespace ir;
 using cfamily::Bounds;
 using cfamily::fit;
 using cfamily::isHalf;
+using cfamily::negated;
 using cfamily::storageType;
 using cfamily::stripParens;
 using cfamily::valueType;
@@ -498,7 +499,7 @@ std::string FunctionEmitter::vexpr(const Expr &e) {
     return text;
   }
   case ExprKind::Neg:
-    return "(-" + vexpr(e.as<Neg>()->a) + ")";
+    return negated(vexpr(e.as<Neg>()->a));
   case ExprKind::Min:
   case ExprKind::Max: {
     bool isMin = e.kind() == ExprKind::Min;
