@@ -225,6 +225,154 @@ template <typename To, typename From> static inline void tdsl_convert(To &r, con
 } // namespace
 )";
 
+/// Vector math, emitted with the first vector call of exp, erf, …: glibc's libmvec through the
+/// x86-64 vector function ABI ('b' SSE 16 bytes, 'd' AVX2 32, 'e' AVX-512 64) at the widest
+/// ISA the compiling compiler targets, where glibc is 2.35 or later (erf, tanh, exp2 and log2
+/// came then); elsewhere, or with -DTDSL_NO_LIBMVEC, the scalar function lane by lane. The
+/// ABI's vector types are plain GCC vectors of the variant's width, never split into pairs.
+const char *kVectorMathPrelude = R"(
+// Vector math: glibc's libmvec (x86-64 vector function ABI) at the widest ISA targeted.
+#if defined(__x86_64__) && defined(__GLIBC__) && !defined(TDSL_NO_LIBMVEC) &&                        \
+    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+#if defined(__AVX512F__)
+#define TDSL_LIBMVEC 64
+#elif defined(__AVX2__)
+#define TDSL_LIBMVEC 32
+#else
+#define TDSL_LIBMVEC 16
+#endif
+#else
+#define TDSL_LIBMVEC 0
+#endif
+typedef float tdsl_mvec_f32x4 __attribute__((vector_size(16)));
+typedef float tdsl_mvec_f32x8 __attribute__((vector_size(32)));
+typedef float tdsl_mvec_f32x16 __attribute__((vector_size(64)));
+typedef double tdsl_mvec_f64x2 __attribute__((vector_size(16)));
+typedef double tdsl_mvec_f64x4 __attribute__((vector_size(32)));
+typedef double tdsl_mvec_f64x8 __attribute__((vector_size(64)));
+namespace {
+// r = f(a) (and f(a, b)), in pieces of f's width (the pieces of a register, for Clang).
+template <typename V, typename N> static inline void tdsl_mvec_map(V &r, N (*f)(N), const V &a) {
+  for (size_t at = 0; at < sizeof r; at += sizeof(N)) {
+    N x;
+    std::memcpy(&x, reinterpret_cast<const char *>(&a) + at, sizeof x);
+    const N y = f(x);
+    std::memcpy(reinterpret_cast<char *>(&r) + at, &y, sizeof y);
+  }
+}
+template <typename V, typename N>
+static inline void tdsl_mvec_map(V &r, N (*f)(N, N), const V &a, const V &b) {
+  for (size_t at = 0; at < sizeof r; at += sizeof(N)) {
+    N x, y;
+    std::memcpy(&x, reinterpret_cast<const char *>(&a) + at, sizeof x);
+    std::memcpy(&y, reinterpret_cast<const char *>(&b) + at, sizeof y);
+    const N z = f(x, y);
+    std::memcpy(reinterpret_cast<char *>(&r) + at, &z, sizeof z);
+  }
+}
+} // namespace
+)";
+
+/// The intrinsics whose vector calls go through vector math (libmvec has them; sigmoid is
+/// 1 / (1 + exp(-x))).
+bool hasVectorMath(Intrinsic op) {
+  switch (op) {
+  case Intrinsic::Exp:
+  case Intrinsic::Exp2:
+  case Intrinsic::Log:
+  case Intrinsic::Log2:
+  case Intrinsic::Tanh:
+  case Intrinsic::Sigmoid:
+  case Intrinsic::Erf:
+  case Intrinsic::Sin:
+  case Intrinsic::Cos:
+  case Intrinsic::Pow:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// The helper computing `op` on vectors of `t`'s element type: tdsl_vexpf, tdsl_vpow, ….
+std::string vectorMathHelper(Intrinsic op, DType t) {
+  return std::string("tdsl_v") + intrinsicName(op) + (t.element() == DType::f32() ? "f" : "");
+}
+
+/// The definition of vectorMathHelper(op, t): a template over the vector types (pairs split
+/// into halves), the libmvec variants it may call declared before it.
+std::string vectorMathDefinition(Intrinsic op, DType t) {
+  bool f32 = t.element() == DType::f32();
+  std::string e = f32 ? "float" : "double", name = vectorMathHelper(op, t);
+  std::string fn = op == Intrinsic::Sigmoid ? "exp" : intrinsicName(op);
+  bool binary = op == Intrinsic::Pow;
+  std::string params = binary ? "(V &r, const V &a, const V &b)" : "(V &r, const V &a)";
+  std::string out = "// r = " + std::string(intrinsicName(op)) + (binary ? "(a, b)" : "(a)") +
+                    " of " + t.element().name() + " lanes.\n";
+  struct Variant {
+    int bytes;
+    char isa;
+  };
+  const Variant variants[] = {{64, 'e'}, {32, 'd'}, {16, 'b'}};
+  auto symbol = [&](const Variant &v) {
+    return "_ZGV" + std::string(1, v.isa) + "N" + std::to_string(v.bytes / (f32 ? 4 : 8)) +
+           (binary ? "vv_" : "v_") + fn + (f32 ? "f" : "");
+  };
+  auto abiType = [&](const Variant &v) {
+    return std::string("tdsl_mvec_") + (f32 ? "f32x" : "f64x") +
+           std::to_string(v.bytes / (f32 ? 4 : 8));
+  };
+  for (const Variant &v : variants)
+    out += "#if TDSL_LIBMVEC >= " + std::to_string(v.bytes) + "\nextern \"C\" " + abiType(v) + " " +
+           symbol(v) + "(" + abiType(v) + (binary ? ", " + abiType(v) : "") + ");\n#endif\n";
+  out += "namespace {\ntemplate <typename V> static inline void " + name + params + " {\n";
+  out += "  if constexpr (tdsl_is_pair<V>::value) {\n";
+  out += "    " + name + (binary ? "(r.lo, a.lo, b.lo);\n" : "(r.lo, a.lo);\n");
+  out += "    " + name + (binary ? "(r.hi, a.hi, b.hi);\n" : "(r.hi, a.hi);\n");
+  for (const Variant &v : variants) {
+    std::string b = std::to_string(v.bytes);
+    out += "#if TDSL_LIBMVEC >= " + b + "\n  } else if constexpr (sizeof(V) % " + b + " == 0) {\n";
+    if (op == Intrinsic::Sigmoid)
+      out += "    tdsl_mvec_map(r, " + symbol(v) + ", V(-a));\n    r = 1 / (1 + r);\n";
+    else
+      out += "    tdsl_mvec_map(r, " + symbol(v) + (binary ? ", a, b);\n" : ", a);\n");
+    out += "#endif\n";
+  }
+  std::string sfx = f32 ? "f" : "";
+  std::string lane = op == Intrinsic::Sigmoid ? "1 / (1 + std::exp(-a[i]))"
+                     : binary                 ? "std::pow(a[i], b[i])"
+                                              : "std::" + fn + "(a[i])";
+  out += "  } else {\n    for (size_t i = 0; i < sizeof r / sizeof(" + e +
+         "); ++i)\n      r[i] = " + lane + ";\n  }\n}\n} // namespace\n";
+  return out;
+}
+
+/// kVectorMathPrelude and the helpers of the vector calls of `lowered` that go through vector
+/// math; nothing when there is none.
+std::string vectorMathHelpers(const std::vector<Func> &lowered) {
+  struct Walker : IRVisitor {
+    std::set<std::pair<Intrinsic, std::string>> used;
+    std::vector<std::pair<Intrinsic, DType>> order;
+    void visit(const Call *op) override {
+      if (op->type.isVector() && hasVectorMath(op->op) &&
+          used.insert({op->op, op->type.element().name()}).second)
+        order.push_back({op->op, op->type.element()});
+      IRVisitor::visit(op);
+    }
+  } walker;
+  for (const Func &f : lowered)
+    walker.visitStmt(f.as<PrimFunc>()->body);
+  if (walker.order.empty())
+    return "";
+  std::sort(walker.order.begin(), walker.order.end(), [](const auto &a, const auto &b) {
+    return std::pair(static_cast<int>(a.first), a.second.name()) <
+           std::pair(static_cast<int>(b.first), b.second.name());
+  });
+  std::string out = kVectorMathPrelude;
+  for (const auto &[op, t] : walker.order)
+    out += vectorMathDefinition(op, t);
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // One function
 // ---------------------------------------------------------------------------------------------
@@ -247,6 +395,10 @@ public:
   /// Prints the function. A body with deep expressions goes into `unformatted` (when given)
   /// and a placeholder line `kUnformattedBody(K);` into `os`.
   void emit(std::ostream &os, std::vector<std::string> *unformatted = nullptr);
+
+  /// Vector calls of exp, erf, … go through the helpers of vectorMathHelpers (libmvec where
+  /// the compiler targets it); otherwise each lane calls the scalar function.
+  bool vectorMath = false;
 
 private:
   std::string mathFunction(const std::string &name, DType) override { return "std::" + name; }
@@ -513,6 +665,35 @@ std::string FunctionEmitter::vexpr(const Expr &e) {
     line("  " + x + "[tdsl_lane] = std::" + (isMin ? "fmin(" : "fmax(") + x + "[tdsl_lane], " + y +
          "[tdsl_lane]);");
     return x;
+  }
+  case ExprKind::Call: {
+    const auto *op = e.as<Call>();
+    std::vector<std::string> vectors;
+    for (const Expr &a : op->args)
+      vectors.push_back(vtemp(a.dtype(), " = " + stripParens(vexpr(a))));
+    std::string r = vtemp(t, "");
+    if (vectorMath && hasVectorMath(op->op)) { // tdsl_vexpf(r, a): libmvec where it can
+      std::string call = vectorMathHelper(op->op, t) + "(" + r;
+      for (const std::string &v : vectors)
+        call += ", " + v;
+      line(call + ");");
+      return r;
+    }
+    // Lane by lane through the scalar form (callExpr), on named scalars of the loop's body.
+    std::vector<Var> scalars;
+    std::vector<Expr> refs;
+    for (const Expr &a : op->args) {
+      scalars.emplace_back("x", a.dtype().element());
+      refs.push_back(VarRef::make(scalars.back()));
+    }
+    line("for (int tdsl_lane = 0; tdsl_lane < " + std::to_string(lanes) + "; ++tdsl_lane) {");
+    for (size_t i = 0; i < scalars.size(); ++i)
+      line("  const " + valueType(scalars[i].dtype()) + " " + names_(scalars[i]) + " = " +
+           vectors[i] + "[tdsl_lane];");
+    line("  " + r + "[tdsl_lane] = " +
+         stripParens(callExpr(Call::make(t.element(), op->op, refs, op->loc).as<Call>())) + ";");
+    line("}");
+    return r;
   }
   case ExprKind::Cast: {
     std::string a = vexpr(e.as<Cast>()->value);
@@ -871,6 +1052,7 @@ std::string vectorTypedefs(const std::vector<Func> &lowered) {
         // clang-format off
         TDSL_NOTE(Add) TDSL_NOTE(Sub) TDSL_NOTE(Mul) TDSL_NOTE(Div) TDSL_NOTE(Min)
         TDSL_NOTE(Max) TDSL_NOTE(Neg) TDSL_NOTE(Cast) TDSL_NOTE(BufferLoad) TDSL_NOTE(Broadcast)
+        TDSL_NOTE(Call)
         // clang-format on
 #undef TDSL_NOTE
       } all;
@@ -1033,7 +1215,7 @@ std::string emitCpp(const LoweredModule &module, const CppOptions &options) {
   std::ostringstream os;
   os << "// Generated by tdslc (C++ backend). Do not edit.\n"
      << (options.fpContract ? "" : kNoContraction) << kPrelude << vectorTypedefs(module.lowered())
-     << externs;
+     << (options.fpContract ? vectorMathHelpers(module.lowered()) : "") << externs;
   std::vector<std::pair<Buffer, std::string>> constants;
   os << constantDefinitions(module, options, constants);
   std::vector<std::string> unformatted;
@@ -1041,9 +1223,11 @@ std::string emitCpp(const LoweredModule &module, const CppOptions &options) {
   for (size_t i = 0; i < sources.size(); ++i) {
     const LoweredFunc &f = module.funcs[i];
     os << "\n";
-    FunctionEmitter(f.signature.as<PrimFunc>(), f.lowered.as<PrimFunc>(), names[i],
-                    f.isGraph() ? &callees : nullptr, f.isGraph(), f.exported, &constants)
-        .emit(os, bodies);
+    FunctionEmitter emitter(f.signature.as<PrimFunc>(), f.lowered.as<PrimFunc>(), names[i],
+                            f.isGraph() ? &callees : nullptr, f.isGraph(), f.exported, &constants);
+    // --ffp-contract=off: libm's results bit for bit (spec §11), lane by lane.
+    emitter.vectorMath = options.fpContract;
+    emitter.emit(os, bodies);
   }
   if (!options.format)
     return os.str();

@@ -564,6 +564,76 @@ llvm::Value *FunctionEmitter::cast(DType to, const Expr &value) {
   return builder.CreateIntCast(x, target, from.isInt());
 }
 
+/// `name` (libm's spelling for f64; `name`f for f32) of each lane of the f32/f64 vectors
+/// `args` through glibc's libmvec, whose variants the x86-64 vector function ABI names
+/// `_ZGV<isa>N<lanes><v per argument>_<name>`: 'b' SSE (128-bit), 'c' AVX and 'd' AVX2
+/// (256-bit), 'e' AVX-512 (512-bit). `isa` is the widest the target runs (CodeGenOptions::
+/// vectorMath); a vector wider than its variant is called in pieces, a narrower one through the
+/// narrower ISA ('d' for 8 f32 lanes under 'e', 'b' for 4), one narrower than 'b' padded with
+/// zeros. Every function used here is in glibc 2.35's libmvec (x86-64). nullptr: not a vector
+/// of f32/f64.
+static Value *vectorMath(llvm::IRBuilder<> &b, llvm::Module &module, char isa,
+                         const std::string &name, std::vector<Value *> args) {
+  auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(args[0]->getType());
+  if (isa == 0 || !vt || !(vt->getElementType()->isFloatTy() || vt->getElementType()->isDoubleTy()))
+    return nullptr;
+  bool isF32 = vt->getElementType()->isFloatTy();
+  unsigned lanes = vt->getNumElements(), elementBits = isF32 ? 32 : 64;
+  auto width = [&](char i) { return (i == 'e' ? 512u : i == 'b' ? 128u : 256u) / elementBits; };
+  // The widest variant not wider than the vector (the ISAs below 'e': AVX-512 runs AVX2's).
+  char use = isa;
+  while (use != 'b' && width(use) > lanes)
+    use = use == 'e' ? 'd' : 'b';
+  unsigned w = width(use);
+  auto *pt = llvm::FixedVectorType::get(vt->getElementType(), w);
+  std::vector<llvm::Type *> params(args.size(), pt);
+  llvm::FunctionCallee fn = module.getOrInsertFunction(
+      "_ZGV" + std::string(1, use) + "N" + std::to_string(w) + std::string(args.size(), 'v') + "_" +
+          name + (isF32 ? "f" : ""),
+      llvm::FunctionType::get(pt, params, false));
+  if (auto *f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
+    f->setDoesNotThrow();
+    f->setDoesNotAccessMemory();
+    f->setWillReturn();
+  }
+  // A 512-bit argument goes in a zmm register only where the caller may use them: the x86
+  // backend splits it in two ymm halves under the default prefer-vector-width=256 otherwise.
+  if (use == 'e') {
+    llvm::Function *caller = b.GetInsertBlock()->getParent();
+    unsigned have = 0;
+    if (caller->hasFnAttribute("min-legal-vector-width"))
+      caller->getFnAttribute("min-legal-vector-width").getValueAsString().getAsInteger(10, have);
+    if (have < 512)
+      caller->addFnAttr("min-legal-vector-width", "512");
+  }
+  auto range = [](unsigned from, unsigned count) {
+    llvm::SmallVector<int, 64> mask;
+    for (unsigned i = 0; i < count; ++i)
+      mask.push_back(static_cast<int>(from + i));
+    return mask;
+  };
+  if (lanes < w) { // lanes lanes .. w - 1 from zeros, dropped again after the call
+    Value *zero = llvm::Constant::getNullValue(vt);
+    for (Value *&a : args)
+      a = b.CreateShuffleVector(a, zero, range(0, w));
+    return b.CreateShuffleVector(b.CreateCall(fn, args), range(0, lanes));
+  }
+  std::vector<Value *> pieces;
+  for (unsigned at = 0; at < lanes; at += w) {
+    std::vector<Value *> part;
+    for (Value *a : args)
+      part.push_back(lanes == w ? a : b.CreateShuffleVector(a, range(at, w)));
+    pieces.push_back(b.CreateCall(fn, part));
+  }
+  for (unsigned n = w; pieces.size() > 1; n *= 2) { // concatenated pairwise
+    std::vector<Value *> joined;
+    for (size_t i = 0; i < pieces.size(); i += 2)
+      joined.push_back(b.CreateShuffleVector(pieces[i], pieces[i + 1], range(0, 2 * n)));
+    pieces = std::move(joined);
+  }
+  return pieces[0];
+}
+
 llvm::Value *FunctionEmitter::call(const Call *op) {
   DType t = op->type;
   llvm::Type *type = state.valueType(t);
@@ -603,19 +673,34 @@ llvm::Value *FunctionEmitter::call(const Call *op) {
   }
   auto one = [&] { return llvm::ConstantFP::get(type, 1.0); };
   auto unary = [&](llvm::Intrinsic::ID id) { return builder.CreateUnaryIntrinsic(id, args[0]); };
+  // Vectors of exp, log, tanh, erf, … : glibc's libmvec where the target has it (else the LLVM
+  // intrinsic, which the x86 backend scalarizes into libm calls).
+  auto math = [&](const char *name, Value *x) -> Value * {
+    if (!t.isVector())
+      return nullptr;
+    return vectorMath(builder, state.module, state.options.vectorMath, name, {x});
+  };
   Value *r = nullptr;
   switch (op->op) {
   case Intrinsic::Exp:
-    r = unary(llvm::Intrinsic::exp);
+    r = math("exp", args[0]);
+    if (!r)
+      r = unary(llvm::Intrinsic::exp);
     break;
   case Intrinsic::Exp2:
-    r = unary(llvm::Intrinsic::exp2);
+    r = math("exp2", args[0]);
+    if (!r)
+      r = unary(llvm::Intrinsic::exp2);
     break;
   case Intrinsic::Log:
-    r = unary(llvm::Intrinsic::log);
+    r = math("log", args[0]);
+    if (!r)
+      r = unary(llvm::Intrinsic::log);
     break;
   case Intrinsic::Log2:
-    r = unary(llvm::Intrinsic::log2);
+    r = math("log2", args[0]);
+    if (!r)
+      r = unary(llvm::Intrinsic::log2);
     break;
   case Intrinsic::Sqrt:
     r = unary(llvm::Intrinsic::sqrt);
@@ -624,13 +709,18 @@ llvm::Value *FunctionEmitter::call(const Call *op) {
     r = builder.CreateFDiv(one(), unary(llvm::Intrinsic::sqrt));
     break;
   case Intrinsic::Tanh:
-    r = unary(llvm::Intrinsic::tanh);
+    r = math("tanh", args[0]);
+    if (!r)
+      r = unary(llvm::Intrinsic::tanh);
     break;
-  case Intrinsic::Sigmoid: // 1 / (1 + exp(-x))
-    r = builder.CreateFDiv(
-        one(), builder.CreateFAdd(one(), builder.CreateUnaryIntrinsic(
-                                             llvm::Intrinsic::exp, builder.CreateFNeg(args[0]))));
+  case Intrinsic::Sigmoid: { // 1 / (1 + exp(-x))
+    Value *minus = builder.CreateFNeg(args[0]);
+    Value *e = math("exp", minus);
+    if (!e)
+      e = builder.CreateUnaryIntrinsic(llvm::Intrinsic::exp, minus);
+    r = builder.CreateFDiv(one(), builder.CreateFAdd(one(), e));
     break;
+  }
   case Intrinsic::Erf: { // no LLVM intrinsic: libm's erff/erf, lane by lane
     bool isF64 = t.code() == DType::Code::F64;
     llvm::FunctionCallee fn = state.libFunction(isF64 ? "erf" : "erff");
@@ -638,6 +728,8 @@ llvm::Value *FunctionEmitter::call(const Call *op) {
       r = builder.CreateCall(fn, {args[0]});
       break;
     }
+    if ((r = math("erf", args[0])))
+      break;
     r = llvm::PoisonValue::get(type);
     for (unsigned i = 0; i < t.lanes(); ++i)
       r = builder.CreateInsertElement(
@@ -648,10 +740,14 @@ llvm::Value *FunctionEmitter::call(const Call *op) {
     r = unary(llvm::Intrinsic::fabs);
     break;
   case Intrinsic::Sin:
-    r = unary(llvm::Intrinsic::sin);
+    r = math("sin", args[0]);
+    if (!r)
+      r = unary(llvm::Intrinsic::sin);
     break;
   case Intrinsic::Cos:
-    r = unary(llvm::Intrinsic::cos);
+    r = math("cos", args[0]);
+    if (!r)
+      r = unary(llvm::Intrinsic::cos);
     break;
   case Intrinsic::Floor:
     r = unary(llvm::Intrinsic::floor);
@@ -666,7 +762,10 @@ llvm::Value *FunctionEmitter::call(const Call *op) {
     r = unary(llvm::Intrinsic::trunc);
     break;
   case Intrinsic::Pow:
-    r = builder.CreateBinaryIntrinsic(llvm::Intrinsic::pow, args[0], args[1]);
+    if (t.isVector())
+      r = vectorMath(builder, state.module, state.options.vectorMath, "pow", {args[0], args[1]});
+    if (!r)
+      r = builder.CreateBinaryIntrinsic(llvm::Intrinsic::pow, args[0], args[1]);
     break;
   case Intrinsic::Fma:
     r = builder.CreateIntrinsic(llvm::Intrinsic::fma, {type}, {args[0], args[1], args[2]});

@@ -26,6 +26,7 @@ const char *kOpenMPLibrary = "/usr/lib/llvm-19/lib/libomp.so";
 struct Jit::Impl {
   TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine; // for optimizeModule
+  char vectorMath = 0; // CodeGenOptions::vectorMath: 0 unless libmvec is loaded
   std::unique_ptr<llvm::orc::LLJIT> jit;
   /// tdsl_last_error() of each loaded library that defines one: a failing extern writes its
   /// message to its own copy of the buffer (thread-local storage the JIT does not share).
@@ -78,6 +79,20 @@ std::unique_ptr<Jit> Jit::create(const TargetOptions &options, std::string &erro
     return nullptr;
   }
   dylib.addGenerator(std::move(*openmp));
+  // glibc's vector math (libmvec), which the code calls for vector exp, erf, … (objects get it
+  // from -lm; --via=cpp objects call it too). The LLVM code calls it unless --ffp-contract=off
+  // (libm's results bit for bit) or libmvec is missing or older than glibc 2.35 (no erf, tanh,
+  // exp2, log2 variants): then those stay lane-by-lane libm calls.
+  if (void *mvec = dlopen("libmvec.so.1", RTLD_NOW | RTLD_LOCAL)) {
+    auto generator = llvm::orc::DynamicLibrarySearchGenerator::Load("libmvec.so.1", prefix);
+    if (generator) {
+      dylib.addGenerator(std::move(*generator));
+      if (options.fpContract && dlsym(mvec, "_ZGVbN4v_erff"))
+        self->impl_->vectorMath = vectorMathIsa(*self->impl_->machine);
+    } else {
+      llvm::consumeError(generator.takeError());
+    }
+  }
   return self;
 }
 
@@ -118,6 +133,7 @@ bool Jit::addModule(const std::string &name, const ir::LoweredModule &lowered, s
   codegen.fpContract = impl_->options.fpContract;
   codegen.threadLocalError = false;
   codegen.packedEntries = true;
+  codegen.vectorMath = impl_->vectorMath;
   std::unique_ptr<llvm::Module> module = emitModule(*context, name, lowered, codegen);
   return addModule(std::move(module), std::move(context), error);
 }

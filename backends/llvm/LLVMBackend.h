@@ -50,6 +50,11 @@ struct CodeGenOptions {
   bool threadLocalError = true;
   /// Also emit a packed entry per function (see packedEntryName), for the JIT.
   bool packedEntries = false;
+  /// Vector exp, exp2, log, log2, tanh, sigmoid, erf, sin, cos and pow of f32/f64 call glibc's
+  /// libmvec (which `-lm` links) with the variants of this ISA and narrower ('b' SSE, 'c' AVX,
+  /// 'd' AVX2, 'e' AVX-512: vectorMathIsa() in Target.h); 0: libm's scalar functions, lane by
+  /// lane.
+  char vectorMath = 0;
 };
 
 /// Emits the functions of `module` (the CPU pipeline's result: PrimFuncs, then graphs). A

@@ -137,6 +137,21 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetOptions &op
   return machine;
 }
 
+char vectorMathIsa(const llvm::TargetMachine &machine) {
+  const llvm::Triple &triple = machine.getTargetTriple();
+  if (triple.getArch() != llvm::Triple::x86_64 || !triple.isOSLinux() || !triple.isGNUEnvironment())
+    return 0;
+  // The subtarget knows what the CPU name implies (--mcpu=skylake-avx512 lists no feature).
+  const llvm::MCSubtargetInfo *info = machine.getMCSubtargetInfo();
+  if (info->checkFeatures("+avx512f"))
+    return 'e';
+  if (info->checkFeatures("+avx2"))
+    return 'd';
+  if (info->checkFeatures("+avx"))
+    return 'c';
+  return 'b';
+}
+
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
                     const TargetOptions &options) {
   if (!options.remarks)
@@ -201,6 +216,8 @@ bool compileModule(const std::string &name, const ir::LoweredModule &lowered,
   CodeGenOptions codegen;
   codegen.fastMath = options.fastMath;
   codegen.fpContract = options.fpContract;
+  // --ffp-contract=off promises the interpreter's results bit for bit: libm's scalar functions.
+  codegen.vectorMath = options.fpContract ? vectorMathIsa(*machine) : 0;
   std::unique_ptr<llvm::Module> module = emitModule(context, name, lowered, codegen);
   optimizeModule(*module, *machine, options);
   switch (kind) {

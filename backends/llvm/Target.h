@@ -49,6 +49,11 @@ bool resolveTarget(const TargetOptions &options, ResolvedTarget &out, std::strin
 std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetOptions &options,
                                                          std::string &error);
 
+/// The widest glibc libmvec variants `machine` runs (CodeGenOptions::vectorMath), as the x86-64
+/// vector function ABI names them: 'e' with AVX-512F (512-bit), 'd' with AVX2, 'c' with AVX
+/// (256-bit), 'b' on other x86-64 (SSE2, 128-bit), on GNU/Linux; 0 elsewhere.
+char vectorMathIsa(const llvm::TargetMachine &machine);
+
 /// Sets the module's triple and data layout and the functions' target-cpu/target-features
 /// (and fast-math) attributes, then runs the -O pipeline of `options.optLevel`. Unless
 /// `options.remarks`, the module's context drops optimization remarks and warnings from then on.

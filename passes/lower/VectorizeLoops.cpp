@@ -91,6 +91,22 @@ private:
       Expr a = vec(e.as<Neg>()->a);
       return failed ? Expr() : Neg::make(a, e->loc);
     }
+    case ExprKind::Call: {
+      // The element-wise float intrinsics (exp, erf, …): each lane is the scalar call; the
+      // LLVM backend calls vector math for them (libmvec), the C++ backend a loop over lanes.
+      const auto *op = e.as<Call>();
+      if (op->op == Intrinsic::MinValue || op->op == Intrinsic::MaxValue || op->args.empty())
+        return failExpr();
+      std::vector<Expr> args;
+      for (const Expr &a : op->args) {
+        if (!vectorElement(a.dtype()))
+          return failExpr();
+        args.push_back(vec(a));
+      }
+      return failed ? Expr()
+                    : Call::make(e.dtype().withLanes(static_cast<uint16_t>(lanes_)), op->op, args,
+                                 e->loc);
+    }
     case ExprKind::Cast: {
       const auto *op = e.as<Cast>();
       if (!vectorElement(op->value.dtype()))
