@@ -721,15 +721,15 @@ llvm::Value *FunctionEmitter::call(const Call *op) {
     r = builder.CreateFDiv(one(), builder.CreateFAdd(one(), e));
     break;
   }
-  case Intrinsic::Erf: { // no LLVM intrinsic: libm's erff/erf, lane by lane
+  case Intrinsic::Erf: { // no LLVM intrinsic: libmvec, or libm's erff/erf lane by lane
+    if ((r = math("erf", args[0])))
+      break;
     bool isF64 = t.code() == DType::Code::F64;
     llvm::FunctionCallee fn = state.libFunction(isF64 ? "erf" : "erff");
     if (!t.isVector()) {
       r = builder.CreateCall(fn, {args[0]});
       break;
     }
-    if ((r = math("erf", args[0])))
-      break;
     r = llvm::PoisonValue::get(type);
     for (unsigned i = 0; i < t.lanes(); ++i)
       r = builder.CreateInsertElement(

@@ -92,8 +92,9 @@ private:
       return failed ? Expr() : Neg::make(a, e->loc);
     }
     case ExprKind::Call: {
-      // The element-wise float intrinsics (exp, erf, …): each lane is the scalar call; the
-      // LLVM backend calls vector math for them (libmvec), the C++ backend a loop over lanes.
+      // The element-wise float intrinsics (exp, erf, …): each lane is the scalar call. Both
+      // backends call glibc's vector math (libmvec) for exp, erf, tanh, … and use vector
+      // instructions for sqrt, abs, floor, ….
       const auto *op = e.as<Call>();
       if (op->op == Intrinsic::MinValue || op->op == Intrinsic::MaxValue || op->args.empty())
         return failExpr();
