@@ -1117,6 +1117,53 @@ void FunctionEmitter::allocate(const Allocate *op) {
       builder.CreateMul(count, builder.getInt64(static_cast<uint64_t>(b.dtype().storageBytes())));
   bytes = builder.CreateAnd(builder.CreateAdd(bytes, builder.getInt64(kHeapAlign - 1)),
                             builder.getInt64(~static_cast<uint64_t>(kHeapAlign - 1)));
+  bool tracked = loopDepth_ == 0 && !inOutlined_;
+  if (!size && !tracked) {
+    // A symbolic allocation in a loop (a row buffer of softmax under compute_at): on the stack
+    // when it holds at most kStackBytes (stacksave/stackrestore around each iteration's), as
+    // an aligned_alloc per iteration cost a quarter of nn.softmax's time; else on the heap.
+    Value *small = builder.CreateICmpULE(bytes, builder.getInt64(kStackBytes));
+    BasicBlock *stackBB = newBlock(name + ".stack"), *heapBB = newBlock(name + ".heap");
+    BasicBlock *join = BasicBlock::Create(state.context, name + ".mem");
+    builder.CreateCondBr(small, stackBB, heapBB);
+    builder.SetInsertPoint(stackBB);
+    Value *saved = builder.CreateStackSave();
+    llvm::AllocaInst *onStack = builder.CreateAlloca(builder.getInt8Ty(), bytes, name);
+    onStack->setAlignment(llvm::Align(kHeapAlign));
+    BasicBlock *stackEnd = builder.GetInsertBlock();
+    builder.CreateBr(join);
+    builder.SetInsertPoint(heapBB);
+    Value *onHeap = builder.CreateCall(state.libFunction("aligned_alloc"),
+                                       {builder.getInt64(kHeapAlign), bytes}, name);
+    BasicBlock *oom = newBlock(name + ".oom");
+    BasicBlock *heapEnd = builder.GetInsertBlock();
+    builder.CreateCondBr(builder.CreateIsNull(onHeap), oom, join);
+    builder.SetInsertPoint(oom);
+    builder.CreateCall(state.libFunction("abort")); // on a loop's iteration: nothing to return to
+    builder.CreateUnreachable();
+    join->insertInto(function_);
+    builder.SetInsertPoint(join);
+    llvm::PHINode *mem = builder.CreatePHI(builder.getPtrTy(), 2, name);
+    mem->addIncoming(onStack, stackEnd);
+    mem->addIncoming(onHeap, heapEnd);
+    llvm::PHINode *sp = builder.CreatePHI(saved->getType(), 2, name + ".sp");
+    sp->addIncoming(saved, stackEnd);
+    sp->addIncoming(llvm::PoisonValue::get(saved->getType()), heapEnd);
+    bind(b, mem);
+    stmt(op->body);
+    BasicBlock *restore = newBlock(name + ".restore"), *release = newBlock(name + ".free");
+    BasicBlock *after = BasicBlock::Create(state.context, name + ".end");
+    builder.CreateCondBr(small, restore, release);
+    builder.SetInsertPoint(restore);
+    builder.CreateStackRestore(sp);
+    builder.CreateBr(after);
+    builder.SetInsertPoint(release);
+    builder.CreateCall(state.libFunction("free"), {mem});
+    builder.CreateBr(after);
+    after->insertInto(function_);
+    builder.SetInsertPoint(after);
+    return;
+  }
   Value *mem = builder.CreateCall(state.libFunction("aligned_alloc"),
                                   {builder.getInt64(kHeapAlign), bytes}, name);
   BasicBlock *ok = newBlock(name + ".ok"), *fail = newBlock(name + ".oom");
@@ -1137,7 +1184,6 @@ void FunctionEmitter::allocate(const Allocate *op) {
   }
   builder.SetInsertPoint(ok);
   bind(b, mem);
-  bool tracked = loopDepth_ == 0 && !inOutlined_;
   if (tracked)
     heap_.push_back(mem);
   stmt(op->body);
