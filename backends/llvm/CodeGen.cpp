@@ -596,8 +596,9 @@ static Value *vectorMath(llvm::IRBuilder<> &b, llvm::Module &module, char isa,
     f->setDoesNotAccessMemory();
     f->setWillReturn();
   }
-  // A 512-bit argument goes in a zmm register only where the caller may use them: the x86
-  // backend splits it in two ymm halves under the default prefer-vector-width=256 otherwise.
+  // The variant takes its 512-bit argument in zmm0: the caller must allow 512-bit registers
+  // (no attribute means no limit; a smaller one, as Clang writes, makes the x86 backend pass
+  // two ymm halves under skylake-avx512's prefer-vector-width=256).
   if (use == 'e') {
     llvm::Function *caller = b.GetInsertBlock()->getParent();
     unsigned have = 0;
