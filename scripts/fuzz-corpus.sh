@@ -12,10 +12,10 @@ out="${1:-$root/fuzz-out/corpus}"
 mkdir -p "$out/parse" "$out/npy" "$out/schedule"
 cd "$root"
 # Flat names: the path with '/' as '__'.
-find test examples stdlib -name '*.tdsl' -size -64k | while read -r f; do
+find test examples stdlib -type f -name '*.tdsl' -size -64k | while read -r f; do
   cp "$f" "$out/parse/${f//\//__}"
 done
-{ find test -name '*.npy' -size -64k; [ -d build/test ] && find build/test -name '*.npy' -size -64k | head -200; } |
+{ find test -type f -name '*.npy' -size -64k; [ -d build/test ] && find build/test -type f -name '*.npy' -size -64k | head -200; } |
   while read -r f; do cp "$f" "$out/npy/${f//\//__}"; done
 /usr/bin/python3 - "$out/npy" <<'PY'
 import sys, numpy as np, io
