@@ -181,7 +181,8 @@ std::optional<Tensor> readNpy(const std::string &path, std::string &error) {
     return fail("expected " + std::to_string(expected) + " bytes of data for " +
                 typeString(*dtype, shape) + ", found " + std::to_string(available));
   Tensor t(*dtype, shape);
-  std::memcpy(t.bytes.data(), data.data() + dataStart, t.bytes.size());
+  if (!t.bytes.empty()) // an empty vector's data() may be null, which memcpy may not take
+    std::memcpy(t.bytes.data(), data.data() + dataStart, t.bytes.size());
   if (dtype->isBool())
     for (uint8_t &b : t.bytes)
       b = b != 0;
