@@ -5,6 +5,12 @@
 
 #include <cassert>
 #include <cstring>
+#include <new>
+#include <stdexcept>
+
+#if defined(__linux__)
+#include <sys/sysinfo.h>
+#endif
 
 namespace tdsl::runtime {
 
@@ -81,9 +87,30 @@ std::string typeString(DType dtype, const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
+namespace {
+/// The bytes of a tensor, checked before anything is allocated: a size that cannot be had
+/// throws std::bad_alloc as a failed allocation would (tdsl-run reports it as an error), also
+/// under AddressSanitizer, whose allocator aborts on a failed `new` instead of throwing.
+size_t checkedBytes(DType dtype, const std::vector<int64_t> &shape) {
+  for (int64_t d : shape)
+    if (d == 0)
+      return 0;
+  uint64_t bytes = dtype.storageBytes();
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
+      throw std::length_error("tensor size overflows");
+#if defined(__linux__)
+  struct sysinfo info;
+  if (sysinfo(&info) == 0 &&
+      bytes / info.mem_unit > uint64_t(info.totalram) + uint64_t(info.totalswap))
+    throw std::bad_alloc();
+#endif
+  return bytes;
+}
+} // namespace
+
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape)
-    : dtype(dtype), shape(std::move(shape)),
-      bytes(static_cast<size_t>(numElements()) * dtype.storageBytes()) {}
+    : dtype(dtype), shape(std::move(shape)), bytes(checkedBytes(dtype, this->shape)) {}
 
 namespace {
 template <typename T> T read(const uint8_t *p) {
