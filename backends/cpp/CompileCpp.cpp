@@ -117,8 +117,12 @@ bool compileCpp(const std::string &code, const std::string &bufferName,
     diagStream.flush();
     return false;
   }
-  invocation->getPreprocessorOpts().addRemappedFile(
-      bufferName, llvm::MemoryBuffer::getMemBufferCopy(code, bufferName).release());
+  // The source buffer stays ours: Clang takes ownership of a remapped buffer only when it sets
+  // up the preprocessor, so a compilation that fails before (an unknown --mcpu) leaked it.
+  std::unique_ptr<llvm::MemoryBuffer> source =
+      llvm::MemoryBuffer::getMemBufferCopy(code, bufferName);
+  invocation->getPreprocessorOpts().RetainRemappedFileBuffers = true;
+  invocation->getPreprocessorOpts().addRemappedFile(bufferName, source.get());
 
   // Step 3. Compile into a memory buffer.
   clang::CompilerInstance instance;
