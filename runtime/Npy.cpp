@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 
 namespace tdsl::runtime {
 
@@ -173,10 +174,20 @@ std::optional<Tensor> readNpy(const std::string &path, std::string &error) {
   // may declare any shape (dimensions up to 2^48 each, whose product overflows).
   size_t dataStart = headerStart + headerLen;
   size_t available = data.size() - dataStart;
+  // A zero dimension does not excuse the others: their product (elements and bytes) must fit in
+  // i64 too, or counts and strides computed from the shape overflow (tdsl-fuzz-npy found
+  // (1, 4, 20, …, 0, 6024) passing, and numElements overflowing on it).
   uint64_t expected = static_cast<uint64_t>(dtype->storageBytes());
-  for (int64_t d : shape)
-    if (__builtin_mul_overflow(expected, static_cast<uint64_t>(d), &expected))
+  bool empty = false;
+  for (int64_t d : shape) {
+    if (d == 0)
+      empty = true;
+    else if (__builtin_mul_overflow(expected, static_cast<uint64_t>(d), &expected) ||
+             expected > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
       return fail("shape " + shapeText + " is too large");
+  }
+  if (empty)
+    expected = 0;
   if (expected != available)
     return fail("expected " + std::to_string(expected) + " bytes of data for " +
                 typeString(*dtype, shape) + ", found " + std::to_string(available));

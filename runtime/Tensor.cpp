@@ -74,6 +74,9 @@ double Scalar::toDouble() const {
 }
 
 int64_t numElements(const std::vector<int64_t> &shape) {
+  for (int64_t d : shape) // 0 whatever the others are, whose product need not fit
+    if (d == 0)
+      return 0;
   int64_t n = 1;
   for (int64_t d : shape)
     n *= d;
