@@ -385,7 +385,8 @@ std::string FunctionEmitterBase::callExpr(const Call *op) {
     text = "(" + one + " / " + mathFunction("sqrt", t) + "(" + args[0] + "))";
     break;
   case Intrinsic::Sigmoid:
-    text = "(" + one + " / (" + one + " + " + mathFunction("exp", t) + "(-" + args[0] + ")))";
+    text = "(" + one + " / (" + one + " + " + mathFunction("exp", t) + "(" +
+           stripParens(negated(args[0])) + ")))";
     break;
   case Intrinsic::Abs:
     text = mathFunction("fabs", t) + "(" + args[0] + ")";
