@@ -5,6 +5,7 @@
 #include "backends/cfamily/CFamily.h"
 #include "backends/cpp/Format.h"
 
+#include "ir/Arith.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "ir/Utils.h"
@@ -419,6 +420,7 @@ private:
   // through tdsl_vload/tdsl_vstore (unaligned), every vector value a local, passed to the
   // prelude's helpers by reference only.
   std::string vexpr(const Expr &e);
+  std::string vaddress(const Buffer &buffer, const Expr &base);
   std::string vtemp(DType t, const std::string &init);
   void vectorStore(const BufferStore *op);
   // --bounds-check.
@@ -619,8 +621,7 @@ std::string FunctionEmitter::vexpr(const Expr &e) {
       return vtemp(t, " = " + names_(op->buffer) + "[" +
                           stripParens(expr(*divideExact(ramp->base, it->second))) + "]");
     std::string v = vtemp(t, "");
-    line("tdsl_vload(" + v + ", &" + names_(op->buffer) + "[" + stripParens(expr(ramp->base)) +
-         "]);");
+    line("tdsl_vload(" + v + ", " + vaddress(op->buffer, ramp->base) + ");");
     return v;
   }
   case ExprKind::Add:
@@ -718,8 +719,23 @@ void FunctionEmitter::vectorStore(const BufferStore *op) {
          "] = " + v + ";");
     return;
   }
-  line("tdsl_vstore(&" + names_(op->buffer) + "[" + stripParens(expr(ramp->base)) + "], " + v +
-       ");");
+  line("tdsl_vstore(" + vaddress(op->buffer, ramp->base) + ", " + v + ");");
+}
+
+/// The address of a vector access: `&B[rest] + c` when the index is `rest + c` in canonical
+/// form, else `&B[index]`. The rows of a register tile that accumulates in its output buffer
+/// then share one `&C[rest]` and differ by constants, which both compilers' alias analyses
+/// compare at once, so that they keep the tile in registers over k (with one flat index each
+/// neither does: the LLVM backend splits its GEPs the same way, backends/llvm/CodeGen.cpp).
+std::string FunctionEmitter::vaddress(const Buffer &buffer, const Expr &base) {
+  if (base.dtype() == DType::i64() && !asConstInt(base)) {
+    Expr flat = canonical(base);
+    if (const auto *add = flat.as<Add>())
+      if (std::optional<int64_t> c = asConstInt(add->b); c && *c != 0)
+        return "&" + names_(buffer) + "[" + stripParens(expr(add->a)) + "] + " + std::to_string(*c);
+    return "&" + names_(buffer) + "[" + stripParens(expr(flat)) + "]";
+  }
+  return "&" + names_(buffer) + "[" + stripParens(expr(base)) + "]";
 }
 
 void FunctionEmitter::assertStmt(const AssertStmt *op) {

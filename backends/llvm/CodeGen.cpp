@@ -2,6 +2,7 @@
 #include "backends/llvm/CodeGenInternal.h"
 
 #include "backends/abi/Abi.h"
+#include "ir/Arith.h"
 #include "ir/IRVisitor.h"
 #include "runtime/Float16.h"
 
@@ -812,11 +813,28 @@ llvm::Value *FunctionEmitter::address(const Buffer &buffer, const Expr &index, b
   TDSL_IR_CHECK(it != buffers_.end(), "the LLVM backend met a buffer out of scope");
   llvm::Type *element = state.storageType(buffer.dtype().element());
   contiguous = false;
+  const Expr *offset = &index;
   if (const auto *ramp = index.as<Ramp>(); ramp && isConstInt(ramp->stride, 1)) {
     contiguous = true;
-    return builder.CreateInBoundsGEP(element, it->second, {expr(ramp->base)});
+    offset = &ramp->base;
   }
-  return builder.CreateInBoundsGEP(element, it->second, {expr(index)});
+  // `rest + c` as two GEPs, buffer + rest, then + c: the accesses of a register tile (rows
+  // r·N apart, columns W apart) then share one base and differ by constants, which alias
+  // analysis sees at once; one flat index each is reassociated by instcombine into forms it
+  // cannot compare (`(x | y) * 4` against `x * 4 + 8192 + y * 4`), and LICM then keeps the tile
+  // in memory across k instead of promoting it to registers.
+  // An index without a constant is emitted in the same canonical form, so that the tile's
+  // first row is that base itself.
+  if (offset->dtype() == DType::i64() && !asConstInt(*offset)) {
+    Expr flat = canonical(*offset);
+    if (const auto *add = flat.as<Add>())
+      if (std::optional<int64_t> c = asConstInt(add->b); c && *c != 0) {
+        Value *base = builder.CreateInBoundsGEP(element, it->second, {expr(add->a)});
+        return builder.CreateInBoundsGEP(element, base, {builder.getInt64(*c)});
+      }
+    return builder.CreateInBoundsGEP(element, it->second, {expr(flat)});
+  }
+  return builder.CreateInBoundsGEP(element, it->second, {expr(*offset)});
 }
 
 llvm::Value *FunctionEmitter::load(const BufferLoad *op) {
