@@ -271,13 +271,23 @@ private:
     std::vector<Stmt> parts;
     auto part = [&](const Expr &from, const Expr &to, const Stmt &body, bool again) {
       Expr extent = simplify(to - from);
-      if (auto n = asConstInt(extent); n && *n <= 0)
+      std::optional<int64_t> n = asConstInt(extent);
+      if (n && *n <= 0)
         return;
+      // A head or tail of one iteration: the variable is `from` there, so the guards of its
+      // inner loops become bounds of those loops and are partitioned in turn (the last row
+      // block of a tile whose row count does not divide N: its inner tile loop gets a guard-free
+      // main part). One copy of the body either way.
+      // The loop itself goes (a parallel loop of one iteration runs on the calling thread).
+      if (!again && n && *n == 1 && loop->forKind != ForKind::ThreadBinding) {
+        parts.push_back(mutate(simplify(substitute(body, {{loop->loopVar, from}}))));
+        return;
+      }
       Stmt s =
           For::make(loop->loopVar, from, extent, loop->forKind, body, loop->threadTag, loop->loc);
       // The main part may hold other guards on the variable: partition it again (each round
-      // removes at least one conjunct, so this ends). The head and tail stay as they are (few
-      // iterations; partitioning their inner loops too would multiply the code).
+      // removes at least one conjunct, so this ends). Longer heads and tails stay as they are
+      // (few iterations; partitioning their inner loops too would multiply the code).
       parts.push_back(again ? visit(s.as<For>()) : s);
     };
     // Symbolic split points are named (`let i_lo = …`): the parts' bounds stay short when the
