@@ -8,7 +8,11 @@
 // docs/benchmarks.md describes the kernels, the routes and the results.
 //
 //   bench_matmul [--kernels=DIR] [--sizes=256,512,1024,2048] [--threads=1,2] [--check-only]
-//                [--openblas-coretype=SkylakeX] [--csv=FILE] [Google Benchmark flags]
+//                [--openblas-coretype=SkylakeX] [--csv=FILE] [--alternate=R [--block=S]]
+//                [Google Benchmark flags]
+// --alternate=R times the implementations of each size and thread count in turn instead, R
+// rounds of a block of calls of about S seconds each (default 0.1), and reports the median over
+// the rounds: on a shared machine the ratios are then measured under the same load.
 // --csv=FILE also writes the closing table as CSV (name,size,threads,gflops,cpu_gflops,
 // vs_onednn,vs_openblas,busy,peak_core; scripts/plot-bench.py draws it). The measured FMA peak
 // of one core is printed first (and is the CSV's last column): the machine is shared and its
@@ -230,6 +234,62 @@ void runBenchmark(benchmark::State &state, const Impl &impl, const Matrices &m, 
   gResults[key] = {median, cpuPerCall, use.busy, true};
 }
 
+/// --alternate=R: the implementations of one size and thread count timed in turn, R rounds; in
+/// each round every implementation runs a block of calls of about `blockSeconds` (at least 2).
+/// Each gets the median over the rounds of its block's median call time (and CPU time per
+/// call of the busy threads), so load that comes and goes hits every implementation alike.
+void runAlternating(const std::vector<const Impl *> &impls, const Matrices &m, int threads,
+                    int rounds, double blockSeconds) {
+  setThreads(threads);
+  std::vector<const Impl *> ok;
+  for (const Impl *impl : impls) {
+    auto key = std::make_tuple(m.n, threads, impl->label);
+    double err = relativeError(*impl, m);
+    if (!(err <= kTolerance)) {
+      ++gFailures;
+      std::fprintf(stderr, "bench_matmul: %s at N=%lld, %d threads: relative error %g > %g\n",
+                   impl->label.c_str(), (long long)m.n, threads, err, kTolerance);
+      continue;
+    }
+    gChecked[key] = true;
+    ok.push_back(impl);
+  }
+  // Calls per block from one timed warm-up call each.
+  std::vector<int> calls;
+  for (const Impl *impl : ok) {
+    call(*impl, m);
+    auto t0 = std::chrono::steady_clock::now();
+    call(*impl, m);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    calls.push_back(std::max(2, int(blockSeconds / std::max(s, 1e-6))));
+  }
+  std::vector<std::vector<double>> wall(ok.size()), cpu(ok.size());
+  std::vector<int> busy(ok.size(), 0);
+  for (int r = 0; r < rounds; ++r)
+    for (size_t i = 0; i < ok.size(); ++i) {
+      std::vector<double> times;
+      std::map<long, double> cpu0 = threadCpuSeconds();
+      for (int c = 0; c < calls[i]; ++c) {
+        auto t0 = std::chrono::steady_clock::now();
+        call(*ok[i], m);
+        times.push_back(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      ThreadUse use = threadUse(cpu0, threadCpuSeconds());
+      std::sort(times.begin(), times.end());
+      wall[i].push_back(times[times.size() / 2]);
+      cpu[i].push_back(use.busyCpu / calls[i] / std::max(use.busy, 1));
+      busy[i] = std::max(busy[i], use.busy);
+    }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  for (size_t i = 0; i < ok.size(); ++i)
+    gResults[std::make_tuple(m.n, threads, ok[i]->label)] = {median(wall[i]), median(cpu[i]),
+                                                             busy[i], true};
+}
+
 /// "a,b,c" → {a, b, c}
 std::vector<int64_t> parseList(const std::string &s) {
   std::vector<int64_t> out;
@@ -374,7 +434,7 @@ void printTable(const std::vector<int64_t> &sizes, const std::vector<int64_t> &t
                 std::FILE *csv) {
   if (csv)
     std::fprintf(csv, "name,size,threads,gflops,cpu_gflops,vs_onednn,vs_openblas,busy,peak_core\n");
-  std::printf("\n%6s %3s  %-18s | %7s %9s %9s | %7s %9s %9s | %4s\n", "N", "thr", "implementation",
+  std::printf("\n%6s %3s  %-22s | %7s %9s %9s | %7s %9s %9s | %4s\n", "N", "thr", "implementation",
               "GFLOP/s", "/oneDNN", "/OpenBLAS", "cpu", "/oneDNN", "/OpenBLAS", "busy");
   for (int64_t n : sizes)
     for (int64_t t : threads) {
@@ -395,7 +455,7 @@ void printTable(const std::vector<int64_t> &sizes, const std::vector<int64_t> &t
           else
             std::printf(" %8.2fx", p->*field / r->*field);
         };
-        std::printf("%6lld %3lld  %-18s | %7.1f", (long long)n, (long long)t, label.c_str(),
+        std::printf("%6lld %3lld  %-22s | %7.1f", (long long)n, (long long)t, label.c_str(),
                     gflop / r->seconds);
         ratio(dnnl, &Result::seconds);
         ratio(blas, &Result::seconds);
@@ -439,6 +499,8 @@ int main(int argc, char **argv) {
   std::string dir = TDSL_BENCH_KERNEL_DIR;
   std::vector<int64_t> sizes = {256, 512, 1024, 2048}, threads = {1, 2};
   bool checkOnly = false;
+  int alternate = 0;         // --alternate=R: R alternating rounds instead of Google Benchmark
+  double blockSeconds = 0.1; // --block=S: seconds per block of calls in a round
   std::string csvPath;
   std::vector<char *> rest = {argv[0]};
   for (int i = 1; i < argc; ++i) {
@@ -451,6 +513,10 @@ int main(int argc, char **argv) {
       threads = parseList(a.substr(10));
     else if (a == "--check-only")
       checkOnly = true;
+    else if (a.rfind("--alternate=", 0) == 0)
+      alternate = std::max(1, std::atoi(a.c_str() + 12));
+    else if (a.rfind("--block=", 0) == 0)
+      blockSeconds = std::atof(a.c_str() + 8);
     else if (a.rfind("--csv=", 0) == 0)
       csvPath = a.substr(6);
     else if (a.rfind("--openblas-coretype=", 0) == 0)
@@ -482,7 +548,15 @@ int main(int argc, char **argv) {
   for (int64_t n : sizes) {
     mats.push_back(std::make_unique<Matrices>(makeMatrices(n)));
     const Matrices &m = *mats.back();
-    for (int64_t t : threads)
+    for (int64_t t : threads) {
+      if (alternate && !checkOnly) {
+        std::vector<const Impl *> here;
+        for (const Impl &impl : impls)
+          if (impl.peer || impl.n == n)
+            here.push_back(&impl);
+        runAlternating(here, m, int(t), alternate, blockSeconds);
+        continue;
+      }
       for (const Impl &impl : impls) {
         if (!impl.peer && impl.n != n)
           continue;
@@ -502,9 +576,11 @@ int main(int argc, char **argv) {
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
       }
+    }
   }
   if (!checkOnly) {
-    benchmark::RunSpecifiedBenchmarks();
+    if (!alternate)
+      benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     std::FILE *csv = csvPath.empty() ? nullptr : std::fopen(csvPath.c_str(), "w");
     if (!csvPath.empty() && !csv) {
