@@ -274,12 +274,14 @@ private:
       std::optional<int64_t> n = asConstInt(extent);
       if (n && *n <= 0)
         return;
-      // A head or tail of one iteration: the variable is `from` there, so the guards of its
-      // inner loops become bounds of those loops and are partitioned in turn (the last row
-      // block of a tile whose row count does not divide N: its inner tile loop gets a guard-free
-      // main part). One copy of the body either way.
-      // The loop itself goes (a parallel loop of one iteration runs on the calling thread).
-      if (!again && n && *n == 1 && loop->forKind != ForKind::ThreadBinding) {
+      // A head or tail of one iteration of a parallel loop: the variable is `from` there, so
+      // the guards of its inner loops become bounds of those loops and are partitioned in turn
+      // (the last row block of a tile whose row count does not divide N: its inner tile loop
+      // gets a guard-free main part). One copy of the body; the loop goes (one iteration runs
+      // on the calling thread). Serial loops keep the rule below: a convolution's padding
+      // heads are single iterations of nested serial loops, and partitioning inside them
+      // multiplied its code.
+      if (!again && n && *n == 1 && loop->forKind == ForKind::Parallel) {
         parts.push_back(mutate(simplify(substitute(body, {{loop->loopVar, from}}))));
         return;
       }
