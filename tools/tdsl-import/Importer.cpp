@@ -630,6 +630,12 @@ private:
   void opExpand();
   std::string sliceAxis(const std::string &x, Shape &shape, size_t axis, int64_t start, int64_t end,
                         int64_t step, const std::string &base);
+  /// A Slice node's starts, ends, axes and steps (inputs 1 to 4; by default the axes are 0, 1, …
+  /// and the steps 1), one entry per sliced axis.
+  struct SliceSpec {
+    std::vector<int64_t> starts, ends, axes, steps;
+  };
+  SliceSpec sliceSpec() const;
 
   // --- folding
   void foldShape();
@@ -1160,23 +1166,31 @@ void sliceBounds(int64_t dim, int64_t &start, int64_t &end, int64_t step) {
   }
 }
 
+Importer::SliceSpec Importer::sliceSpec() const {
+  SliceSpec sl;
+  sl.starts = intsIn(1, "starts");
+  sl.ends = intsIn(2, "ends");
+  sl.axes.resize(sl.starts.size());
+  std::iota(sl.axes.begin(), sl.axes.end(), 0);
+  sl.steps.assign(sl.starts.size(), 1);
+  if (hasInput(3))
+    sl.axes = intsIn(3, "axes");
+  if (hasInput(4))
+    sl.steps = intsIn(4, "steps");
+  return sl;
+}
+
 void Importer::foldSlice() {
   attrs({});
   const Const &data = constIn(0, "the data");
-  std::vector<int64_t> starts = intsIn(1, "starts"), ends = intsIn(2, "ends");
+  SliceSpec sl = sliceSpec();
   int64_t r = static_cast<int64_t>(data.dims.size());
-  std::vector<int64_t> axes(starts.size()), steps(starts.size(), 1);
-  std::iota(axes.begin(), axes.end(), 0);
-  if (hasInput(3))
-    axes = intsIn(3, "axes");
-  if (hasInput(4))
-    steps = intsIn(4, "steps");
   std::vector<int64_t> b(r, 0), e = data.dims, st(r, 1);
-  for (size_t k = 0; k < axes.size(); ++k) {
-    int64_t ax = normAxis(axes[k], r);
-    b[ax] = starts[k];
-    e[ax] = ends[k];
-    st[ax] = steps[k];
+  for (size_t k = 0; k < sl.axes.size(); ++k) {
+    int64_t ax = normAxis(sl.axes[k], r);
+    b[ax] = sl.starts[k];
+    e[ax] = sl.ends[k];
+    st[ax] = sl.steps[k];
     if (st[ax] == 0)
       fail("a step is 0");
     sliceBounds(data.dims[ax], b[ax], e[ax], st[ax]);
@@ -2155,28 +2169,23 @@ void Importer::opSlice() {
   std::string xn = floatTensor(x, "the data");
   Shape xs = x->shape;
   int64_t r = static_cast<int64_t>(xs.size());
-  std::vector<int64_t> starts = intsIn(1, "starts"), ends = intsIn(2, "ends");
-  std::vector<int64_t> axes(starts.size()), steps(starts.size(), 1);
-  std::iota(axes.begin(), axes.end(), 0);
-  if (hasInput(3))
-    axes = intsIn(3, "axes");
-  if (hasInput(4))
-    steps = intsIn(4, "steps");
+  SliceSpec sl = sliceSpec();
   Shape s = xs;
   std::string v = xn;
   std::string base = node->output(0);
-  for (size_t k = 0; k < axes.size(); ++k) {
-    int64_t ax = normAxis(axes[k], r);
-    if (steps[k] <= 0)
+  for (size_t k = 0; k < sl.axes.size(); ++k) {
+    int64_t ax = normAxis(sl.axes[k], r);
+    int64_t step = sl.steps[k];
+    if (step <= 0)
       fail("only positive steps are supported");
     int64_t dim = staticDim(xs[ax], "a sliced dimension");
-    int64_t b = starts[k], e = ends[k];
-    sliceBounds(dim, b, e, steps[k]);
-    if (b == 0 && e == dim && steps[k] == 1)
+    int64_t b = sl.starts[k], e = sl.ends[k];
+    sliceBounds(dim, b, e, step);
+    if (b == 0 && e == dim && step == 1)
       continue;
     if (e <= b)
       fail("an empty slice is not supported");
-    v = sliceAxis(v, s, ax, b, e, steps[k], base + "_s");
+    v = sliceAxis(v, s, ax, b, e, step, base + "_s");
   }
   defineView(0, v, s, s, "f32");
 }
