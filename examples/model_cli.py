@@ -3,12 +3,20 @@
   /usr/bin/python3 model.py write DIR [BATCH]   # one DIR/NAME.npy per parameter and DIR/ref.npy
   /usr/bin/python3 model.py compare DIR GOT.npy # MATCH o (rtol 1e-4, atol 1e-5) or MISMATCH
 
-Each model.py defines params(batch) (a dict of arrays, in the graph's parameter order) and
-reference(params) (the NumPy result), then calls run(params, reference, default_batch).
+Each model.py defines params(batch) (a dict of arrays, in the graph's parameter order; drawn
+from generators(seed)) and reference(params) (the NumPy result), then calls
+run(params, reference, default_batch).
 """
 import sys
 
 import numpy as np
+
+
+def generators(seed):
+    """A generator seeded with `seed`, and f(*shape, scale=1.0): float32 normal samples of that
+    shape times scale, drawn from it."""
+    rng = np.random.default_rng(seed)
+    return rng, lambda *shape, scale=1.0: (rng.standard_normal(shape) * scale).astype(np.float32)
 
 
 def run(params, reference, default_batch):

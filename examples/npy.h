@@ -1,7 +1,7 @@
 //===- examples/npy.h -------------------------------------------------------------------------===//
 //
 // A minimal reader of little-endian f32 .npy files (C order) for the examples' main.cpp,
-// and the comparison they print.
+// the comparison they print, and the main of the graph examples.
 
 #pragma once
 #include <cmath>
@@ -71,6 +71,28 @@ inline int report(const char *name, const std::vector<float> &got, const Array &
     std::printf(" %.5f", double(got[i]));
   std::printf("\n%s %s: max abs diff %g\n", ok ? "MATCH" : "MISMATCH", name, worst);
   return ok ? 0 : 1;
+}
+
+/// The main of the graph examples (cnn, mlp), `main DIR`: loads DIR/NAME.npy for each of
+/// `inputs` and DIR/ref.npy, calls `entry(arrays, o, batch)` (the graph's raw entry on the arrays'
+/// data; o has `width` floats a batch row), prints `graph: ` and `lastError()` (the module's
+/// tdsl_last_error) when the call fails and else compares o with the reference (report).
+/// Returns the exit status.
+template <typename Entry>
+int runGraph(int argc, char **argv, const char *graph, const std::vector<std::string> &inputs,
+             int64_t width, const char *(*lastError)(void), Entry entry) {
+  if (argc != 2)
+    return std::fprintf(stderr, "usage: %s DIR\n", argv[0]), 2;
+  std::string dir = argv[1];
+  std::vector<Array> arrays;
+  for (const std::string &name : inputs)
+    arrays.push_back(load(dir + "/" + name + ".npy"));
+  Array ref = load(dir + "/ref.npy");
+  int64_t batch = arrays.at(0).shape[0];
+  std::vector<float> o(static_cast<size_t>(batch * width));
+  if (entry(arrays, o.data(), batch) != 0)
+    return std::fprintf(stderr, "%s: %s\n", graph, lastError()), 1;
+  return report("o", o, ref);
 }
 
 } // namespace npy

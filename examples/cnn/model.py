@@ -9,12 +9,11 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from model_cli import run  # noqa: E402  (examples/model_cli.py: write and compare)
+from model_cli import generators, run  # noqa: E402  (examples/model_cli.py)
 
 
 def params(batch):
-    rng = np.random.default_rng(2025)
-    f = lambda *shape, scale=1.0: (rng.standard_normal(shape) * scale).astype(np.float32)
+    rng, f = generators(2025)
     return {"x": rng.uniform(0, 1, (batch, 1, 28, 28)).astype(np.float32),
             "w1": f(8, 1, 3, 3, scale=9 ** -0.5), "w2": f(16, 8, 3, 3, scale=72 ** -0.5),
             "wl": f(10, 784, scale=784 ** -0.5), "bl": f(10, scale=0.1)}

@@ -9,16 +9,9 @@
 #include "../npy.h"
 
 int main(int argc, char **argv) {
-  if (argc != 2)
-    return std::fprintf(stderr, "usage: %s DIR\n", argv[0]), 2;
-  std::string dir = argv[1];
-  npy::Array x = npy::load(dir + "/x.npy"), w0 = npy::load(dir + "/w0.npy"),
-             b0 = npy::load(dir + "/b0.npy"), w1 = npy::load(dir + "/w1.npy"),
-             b1 = npy::load(dir + "/b1.npy"), ref = npy::load(dir + "/ref.npy");
-  int64_t batch = x.shape[0];
-  std::vector<float> o(static_cast<size_t>(batch * 10));
-  if (mlp(x.data.data(), w0.data.data(), b0.data.data(), w1.data.data(), b1.data.data(), o.data(),
-          batch) != 0)
-    return std::fprintf(stderr, "mlp: %s\n", tdsl_last_error()), 1;
-  return npy::report("o", o, ref);
+  return npy::runGraph(argc, argv, "mlp", {"x", "w0", "b0", "w1", "b1"}, 10, tdsl_last_error,
+                       [](const std::vector<npy::Array> &in, float *o, int64_t batch) {
+                         return mlp(in[0].data.data(), in[1].data.data(), in[2].data.data(),
+                                    in[3].data.data(), in[4].data.data(), o, batch);
+                       });
 }

@@ -9,12 +9,11 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from model_cli import run  # noqa: E402  (examples/model_cli.py: write and compare)
+from model_cli import generators, run  # noqa: E402  (examples/model_cli.py)
 
 
 def params(batch):
-    rng = np.random.default_rng(2024)
-    f = lambda *shape, scale=1.0: (rng.standard_normal(shape) * scale).astype(np.float32)
+    rng, f = generators(2024)
     return {"x": rng.uniform(0, 1, (batch, 784)).astype(np.float32),
             "w0": f(128, 784, scale=784 ** -0.5), "b0": f(128, scale=0.1),
             "w1": f(10, 128, scale=128 ** -0.5), "b1": f(10, scale=0.1)}
