@@ -11,18 +11,10 @@ import sys
 
 import numpy as np
 
-TDSLC, TDSL_RUN, SOURCE, TMP = sys.argv[1:5]
-OMP_LIBDIR = os.environ.get("TDSL_OMP_LIBDIR", "/usr/lib/llvm-19/lib")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from graphtest import *  # noqa: E402,F401,F403
+
 LDFLAGS = ["-L" + OMP_LIBDIR, "-Wl,-rpath," + OMP_LIBDIR, "-lomp", "-lstdc++", "-lm", "-lpthread"]
-os.makedirs(TMP, exist_ok=True)
-
-
-def run_or_die(args, cwd=None):
-    r = subprocess.run(args, capture_output=True, text=True, cwd=cwd)
-    if r.returncode != 0:
-        print("FAILED (status %d): %s\n%s%s" % (r.returncode, " ".join(args), r.stdout, r.stderr))
-        sys.exit(1)
-    return r
 
 
 rng = np.random.default_rng(15)

@@ -9,27 +9,11 @@ import sys
 
 import numpy as np
 
-TDSLC, TDSL_RUN, SOURCE, TMP = sys.argv[1:5]
-INPUTS = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from graphtest import *  # noqa: E402,F401,F403
+
 HARNESS = os.path.join(INPUTS, "..", "..", "CodeGen", "CPP", "Inputs", "harness.cpp")
-OMP_LIBDIR = os.environ.get("TDSL_OMP_LIBDIR", "/usr/lib/llvm-19/lib")
-OBJ_LDFLAGS = ["-L" + OMP_LIBDIR, "-Wl,-rpath," + OMP_LIBDIR, "-lomp", "-lm", "-lpthread"]
-os.makedirs(TMP, exist_ok=True)
-
-
-def run_or_die(args, env=None):
-    r = subprocess.run(args, capture_output=True, text=True, env=env)
-    if r.returncode != 0:
-        print("FAILED (status %d): %s\n%s%s" % (r.returncode, " ".join(args), r.stdout, r.stderr))
-        sys.exit(1)
-    return r
-
-
-LIB = os.path.join(TMP, "libgraphext.so")
-run_or_die(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
-            os.path.join(INPUTS, "externs.cpp"), "-o", LIB, "-lopenblas"])
-LOAD = ["--load", LIB]
-LINK = [LIB, "-Wl,-rpath," + TMP]
+LIB, LINK, LOAD = extern_library()
 
 
 def uniform(shape, seed, lo=-1.0, hi=1.0):
@@ -145,20 +129,7 @@ for via in ("llvm", "cpp"):
 
 # The LLVM object in a program under AddressSanitizer: status, message, and no leak of the
 # heap arena (8192 floats per intermediate) on the error path.
-stem = os.path.join(TMP, "guarded_err")
-run_or_die([TDSLC, SOURCE, "--func", "guarded", "--emit=obj", "-o", stem + ".o"])
-run_or_die([TDSLC, SOURCE, "--func", "guarded", "--emit=header", "-o",
-            os.path.join(TMP, "guarded.h")])
-exe = stem + ".exe"
-run_or_die(["g++", "-std=c++17", "-O1", "-g", "-Wall", "-Wextra", "-Werror",
-            "-fsanitize=address,undefined", "-I", TMP, os.path.join(INPUTS, "errors.cpp"),
-            stem + ".o", "-o", exe] + LINK)
-env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:halt_on_error=1")
-r = subprocess.run([exe], capture_output=True, text=True, env=env)
-print(r.stdout, end="")
-print("errors.cpp (LLVM object) exit %d" % r.returncode)
-if r.returncode != 0:
-    print(r.stderr)
+guarded_errors("--emit=obj", ".o", LINK, " (LLVM object)")
 
 # No --load: the extern's symbol is missing.
 r = subprocess.run([TDSL_RUN, SOURCE, "--func", "blas", "--input", "x=" + save("blas", "in_x", x)],

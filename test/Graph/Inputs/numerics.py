@@ -3,15 +3,10 @@ import os
 import subprocess
 import sys
 
-INPUTS = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(INPUTS, "..", "..", "CodeGen", "CPP", "Inputs"))
-from cpptest import *  # noqa: E402,F401
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from graphtest import *  # noqa: E402,F401,F403
 
-LIB = os.path.join(TMP, "libgraphext.so")
-run_or_die(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
-            os.path.join(INPUTS, "externs.cpp"), "-o", LIB, "-lopenblas"])
-LINK = [LIB, "-Wl,-rpath," + TMP]
-LOAD = ["--load", LIB]
+LIB, LINK, LOAD = extern_library()
 CHECKED = ("C++", 1e-5, 1e-6)
 
 
@@ -67,18 +62,7 @@ got = check("guarded", {"x": xg}, {"c": np.zeros(300, np.float32)}, ldflags=LINK
 numpy_check("c", got["c"], xg * 8, 0, 0)
 
 # ... and fails: the compiled graph returns the extern's status and message, frees its arena.
-stem = os.path.join(TMP, "guarded_err")
-run_or_die([TDSLC, SOURCE, "--func", "guarded", "--emit=cpp", "-o", stem + ".cpp"])
-run_or_die([TDSLC, SOURCE, "--func", "guarded", "--emit=header", "-o", os.path.join(TMP, "guarded.h")])
-exe = stem + ".exe"
-run_or_die(["g++", "-std=c++17", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-fsanitize=address,undefined",
-            "-I", TMP, os.path.join(INPUTS, "errors.cpp"), stem + ".cpp", "-o", exe] + LINK)
-env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:halt_on_error=1")
-result = subprocess.run([exe], capture_output=True, text=True, env=env)
-print(result.stdout, end="")
-print("errors.cpp exit %d" % result.returncode)
-if result.returncode != 0:
-    print(result.stderr)
+guarded_errors("--emit=cpp", ".cpp", LINK)
 
 # The interpreter reports the same failure.
 bad = xg.copy()
