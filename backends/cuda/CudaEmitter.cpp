@@ -210,6 +210,7 @@ private:
   // Statements: host code (launches) and device code (kernel bodies).
   void hostStmt(const Stmt &s);
   void deviceStmt(const Stmt &s, bool inFor);
+  void deviceFor(const For *op);
   void collectKernels(const Stmt &s);
   void emitKernel(std::ostream &os, const Kernel &k);
   void emitLaunch(const Kernel &k);
@@ -306,60 +307,63 @@ void FunctionEmitter::collectKernels(const Stmt &s) {
   }
 }
 
-void FunctionEmitter::deviceStmt(const Stmt &s, bool inFor) {
-  if (structuralStmt(s, inFor, [&](const Stmt &inner) { deviceStmt(inner, false); }))
-    return;
-  switch (s.kind()) {
-  case StmtKind::For: {
-    const auto *op = s.as<For>();
-    if (op->forKind == ForKind::ThreadBinding) {
-      // Each thread runs one iteration: the loop variable is its index along the tag.
-      std::string v = names_(op->loopVar);
-      const Expr &launch = current_->launch.at(op->threadTag);
-      std::string index = "static_cast<int64_t>(" + op->threadTag + ")";
-      line("{");
+/// A loop of a kernel: a thread-bound loop is one iteration a thread (guarded where the launch
+/// is larger than the loop); the others are loops, unrolled where vectorized or unrolled.
+void FunctionEmitter::deviceFor(const For *op) {
+  if (op->forKind == ForKind::ThreadBinding) {
+    // Each thread runs one iteration: the loop variable is its index along the tag.
+    std::string v = names_(op->loopVar);
+    const Expr &launch = current_->launch.at(op->threadTag);
+    std::string index = "static_cast<int64_t>(" + op->threadTag + ")";
+    line("{");
+    ++indent_;
+    line("[[maybe_unused]] const int64_t " + v + " = " +
+         (isConstInt(op->min, 0) ? index : expr(op->min) + " + " + index) + "; // thread(\"" +
+         op->threadTag + "\")");
+    recordLoopBounds(op);
+    bool guard = !ir::equalExpr(op->extent, launch);
+    if (guard) {
+      std::string end = isConstInt(op->min, 0) ? expr(op->extent) : expr(op->min + op->extent);
+      line("if (" + v + " < " + end + ") {");
       ++indent_;
-      line("[[maybe_unused]] const int64_t " + v + " = " +
-           (isConstInt(op->min, 0) ? index : expr(op->min) + " + " + index) + "; // thread(\"" +
-           op->threadTag + "\")");
-      recordLoopBounds(op);
-      bool guard = !ir::equalExpr(op->extent, launch);
-      if (guard) {
-        std::string end = isConstInt(op->min, 0) ? expr(op->extent) : expr(op->min + op->extent);
-        line("if (" + v + " < " + end + ") {");
-        ++indent_;
-      }
-      deviceStmt(op->body, true);
-      if (guard) {
-        --indent_;
-        line("}");
-      }
+    }
+    deviceStmt(op->body, true);
+    if (guard) {
       --indent_;
       line("}");
-      return;
     }
-    switch (op->forKind) {
-    case ForKind::Vectorized:
-    case ForKind::Unrolled: {
-      auto n = asConstInt(op->extent);
-      if (op->forKind == ForKind::Vectorized)
-        line("// vectorized: consecutive elements, unrolled");
-      line(n && *n > 0 && *n < 65535 ? "#pragma unroll " + std::to_string(*n) : "#pragma unroll");
-      break;
-    }
-    case ForKind::Parallel:
-      line("// parallel: a serial loop inside a CUDA thread");
-      break;
-    default:
-      break;
-    }
-    forHeader(op);
-    ++indent_;
-    deviceStmt(op->body, true);
     --indent_;
     line("}");
     return;
   }
+  switch (op->forKind) {
+  case ForKind::Vectorized:
+  case ForKind::Unrolled: {
+    auto n = asConstInt(op->extent);
+    if (op->forKind == ForKind::Vectorized)
+      line("// vectorized: consecutive elements, unrolled");
+    line(n && *n > 0 && *n < 65535 ? "#pragma unroll " + std::to_string(*n) : "#pragma unroll");
+    break;
+  }
+  case ForKind::Parallel:
+    line("// parallel: a serial loop inside a CUDA thread");
+    break;
+  default:
+    break;
+  }
+  forHeader(op);
+  ++indent_;
+  deviceStmt(op->body, true);
+  --indent_;
+  line("}");
+}
+
+void FunctionEmitter::deviceStmt(const Stmt &s, bool inFor) {
+  if (structuralStmt(s, inFor, [&](const Stmt &inner) { deviceStmt(inner, false); }))
+    return;
+  switch (s.kind()) {
+  case StmtKind::For:
+    return deviceFor(s.as<For>());
   case StmtKind::BufferStore: {
     return scalarStore(s.as<BufferStore>());
   }
