@@ -11,6 +11,32 @@ using namespace ir;
 
 namespace {
 
+/// The floating-point operations of an expression: +, -, ×, ÷ one each, an FMA two, per lane.
+class FlopVisitor : public IRVisitor {
+public:
+  double n = 0;
+
+  void visit(const Add *op) override { arith(op); }
+  void visit(const Sub *op) override { arith(op); }
+  void visit(const Mul *op) override { arith(op); }
+  void visit(const Div *op) override { arith(op); }
+  void visit(const Call *op) override {
+    if (op->op == Intrinsic::Fma)
+      count(op, 2);
+    IRVisitor::visit(op);
+  }
+
+private:
+  void count(const ExprNode *op, double k) {
+    if (op->type.isFloat())
+      n += k * op->type.lanes();
+  }
+  template <typename Op> void arith(const Op *op) {
+    count(op, 1);
+    IRVisitor::visit(op);
+  }
+};
+
 class Counter {
 public:
   Counter(std::unordered_map<Var, int64_t> env, const std::map<std::string, Func> &callees)
@@ -74,34 +100,7 @@ private:
   }
 
   static double expr(const Expr &e) {
-    struct Ops : IRVisitor {
-      double n = 0;
-      void count(const ExprNode *op, double k) {
-        if (op->type.isFloat())
-          n += k * op->type.lanes();
-      }
-      void visit(const Add *op) override {
-        count(op, 1);
-        IRVisitor::visit(op);
-      }
-      void visit(const Sub *op) override {
-        count(op, 1);
-        IRVisitor::visit(op);
-      }
-      void visit(const Mul *op) override {
-        count(op, 1);
-        IRVisitor::visit(op);
-      }
-      void visit(const Div *op) override {
-        count(op, 1);
-        IRVisitor::visit(op);
-      }
-      void visit(const Call *op) override {
-        if (op->op == Intrinsic::Fma)
-          count(op, 2);
-        IRVisitor::visit(op);
-      }
-    } ops;
+    FlopVisitor ops;
     ops.visitExpr(e);
     return ops.n;
   }
