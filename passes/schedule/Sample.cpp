@@ -188,24 +188,16 @@ namespace {
 struct ScriptWriter {
   ScheduleScript script;
 
-  static ScheduleArg name(const std::string &n) {
+  static ScheduleArg arg(ScheduleArg::Kind kind, const std::string &text, int64_t value = 0) {
     ScheduleArg a;
-    a.kind = ScheduleArg::Kind::Name;
-    a.name = n;
+    a.kind = kind;
+    a.name = text;
+    a.value = value;
     return a;
   }
-  static ScheduleArg integer(int64_t v) {
-    ScheduleArg a;
-    a.kind = ScheduleArg::Kind::Int;
-    a.value = v;
-    return a;
-  }
-  static ScheduleArg string(const std::string &s) {
-    ScheduleArg a;
-    a.kind = ScheduleArg::Kind::String;
-    a.name = s;
-    return a;
-  }
+  static ScheduleArg name(const std::string &n) { return arg(ScheduleArg::Kind::Name, n); }
+  static ScheduleArg integer(int64_t v) { return arg(ScheduleArg::Kind::Int, "", v); }
+  static ScheduleArg string(const std::string &s) { return arg(ScheduleArg::Kind::String, s); }
   static ScheduleArg list(const std::vector<std::string> &names) {
     ScheduleArg a;
     a.kind = ScheduleArg::Kind::List;
