@@ -201,17 +201,6 @@ public:
     return Sym{name.begin.file, name, hover};
   }
 
-  static std::string kindOf(const ast::Item &item) {
-    switch (item.kind) {
-    case ast::ItemKind::Graph:
-      return "graph";
-    case ast::ItemKind::Extern:
-      return "extern func";
-    default:
-      return "func";
-    }
-  }
-
   std::string paramHover(const ast::Param &p, bool input, const std::string &of) const {
     if (!p.type.isTensor)
       return code(p.name.name + ": " + p.type.dtype.name) + "scalar input of " + of + "\n";
@@ -854,38 +843,36 @@ json Analysis::documentSymbols() const {
   json out = json::array();
   if (!main_)
     return out;
+  // A symbol; `children` (the blocks under it) only where there are some.
   auto symbol = [&](const std::string &name, const std::string &detail, int kind, SourceRange range,
-                    SourceRange selection) {
+                    SourceRange selection, json children = json::array()) {
     json s{{"name", name},
            {"detail", detail},
            {"kind", kind},
            {"range", toLsp(mainFile_, range)},
            {"selectionRange", toLsp(mainFile_, selection)}};
+    if (!children.empty())
+      s["children"] = std::move(children);
     return s;
   };
-  std::function<void(const std::vector<ast::StmtPtr> &, json &)> blocks =
-      [&](const std::vector<ast::StmtPtr> &list, json &into) {
+  // The blocks of `list` (through its loops), each with the blocks under it.
+  std::function<json(const std::vector<ast::StmtPtr> &)> blocks =
+      [&](const std::vector<ast::StmtPtr> &list) {
+        json found = json::array();
         for (const ast::StmtPtr &s : list) {
           if (auto *f = s->as<ast::ForStmt>()) {
-            blocks(f->body, into);
+            for (json &sym : blocks(f->body))
+              found.push_back(std::move(sym));
           } else if (auto *b = s->as<ast::BlockStmt>()) {
-            json sym = symbol(b->name.name, "block", 23, b->range, b->name.range);
-            json children = json::array();
-            blocks(b->body, children);
-            if (!children.empty())
-              sym["children"] = children;
-            into.push_back(sym);
+            found.push_back(
+                symbol(b->name.name, "block", 23, b->range, b->name.range, blocks(b->body)));
           }
         }
+        return found;
       };
   for (const ast::ItemPtr &item : main_->items) {
     if (auto *f = item->as<ast::FuncDecl>()) {
-      json sym = symbol(f->name.name, "func", 12, f->range, f->name.range);
-      json children = json::array();
-      blocks(f->body, children);
-      if (!children.empty())
-        sym["children"] = children;
-      out.push_back(sym);
+      out.push_back(symbol(f->name.name, "func", 12, f->range, f->name.range, blocks(f->body)));
     } else if (auto *g = item->as<ast::GraphDecl>()) {
       out.push_back(symbol(g->name.name, "graph", 12, g->range, g->name.range));
     } else if (auto *e = item->as<ast::ExternDecl>()) {
