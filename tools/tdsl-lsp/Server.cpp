@@ -442,12 +442,17 @@ void Server::didClose(const json &params) {
              {"params", {{"uri", uri}, {"diagnostics", json::array()}}}});
 }
 
-json Server::hover(const json &params) {
+const Occurrence *Server::occurrence(const json &params, Document *&doc) {
   json pos = checkedPosition(params, "position");
-  Document *doc = document(params);
+  doc = document(params);
   if (!doc || !doc->current->parsed())
     return nullptr;
-  const Occurrence *o = doc->current->occurrenceAt(doc->current->fromLsp(pos));
+  return doc->current->occurrenceAt(doc->current->fromLsp(pos));
+}
+
+json Server::hover(const json &params) {
+  Document *doc = nullptr;
+  const Occurrence *o = occurrence(params, doc);
   if (!o || o->hover.empty())
     return nullptr;
   return json{{"contents", {{"kind", "markdown"}, {"value", o->hover}}},
@@ -455,11 +460,8 @@ json Server::hover(const json &params) {
 }
 
 json Server::definition(const json &params) {
-  json pos = checkedPosition(params, "position");
-  Document *doc = document(params);
-  if (!doc || !doc->current->parsed())
-    return nullptr;
-  const Occurrence *o = doc->current->occurrenceAt(doc->current->fromLsp(pos));
+  Document *doc = nullptr;
+  const Occurrence *o = occurrence(params, doc);
   if (!o || o->defFile == 0)
     return nullptr;
   return doc->current->location(o->defFile, o->defRange);

@@ -19,6 +19,7 @@
 namespace tdsl::lsp {
 
 class Analysis;
+struct Occurrence;
 
 class Server {
 public:
@@ -53,6 +54,9 @@ private:
   json completion(const json &params);
 
   Document *document(const json &params);
+  /// What stands at `params.position` in the parsed document of `params` (null when the document
+  /// is unknown or does not parse, or nothing is there); `doc` is set to the document.
+  const Occurrence *occurrence(const json &params, Document *&doc);
   void analyze(Document &doc);
   void error(const json &id, int code, const std::string &message);
 
