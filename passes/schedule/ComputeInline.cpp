@@ -56,11 +56,10 @@ void computeInline(ScheduleState &s, const std::string &name) {
   // Step 1: check.
   const Block *block = s.block(name);
   const std::string b = quoted(name), blockNote = "block " + b + " is here";
-  for (const IterVar &iv : block->iterVars)
-    if (iv.kind == IterKind::Reduce)
-      throw ScheduleError("block " + b + " has reduce axis " + quoted(iv.var.name()) +
-                              "; only a block without reduce axes can be inlined",
-                          block->loc, blockNote);
+  if (const IterVar *iv = firstReduceAxis(block))
+    throw ScheduleError("block " + b + " has reduce axis " + quoted(iv->var.name()) +
+                            "; only a block without reduce axes can be inlined",
+                        block->loc, blockNote);
   if (block->init.defined())
     throw ScheduleError("block " + b + " has an init; only a block without one can be inlined",
                         block->loc, blockNote);

@@ -505,6 +505,13 @@ void removeAndInsert(ScheduleState &s, const StmtNode *remove, const For *loop, 
 
 const BufferStore *singleStore(const Block *block) { return block->body.as<BufferStore>(); }
 
+const IterVar *firstReduceAxis(const Block *block) {
+  for (const IterVar &iv : block->iterVars)
+    if (iv.kind == IterKind::Reduce)
+      return &iv;
+  return nullptr;
+}
+
 namespace {
 
 struct DropBuffer : IRMutator {

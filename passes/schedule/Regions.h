@@ -145,6 +145,9 @@ void removeAndInsert(ScheduleState &s, const ir::StmtNode *remove, const ir::For
 /// The block's body when it is one store `BUF[…] = value;`, else nullptr.
 const ir::BufferStore *singleStore(const ir::Block *block);
 
+/// The block's first reduce axis, or nullptr when it has none.
+const ir::IterVar *firstReduceAxis(const ir::Block *block);
+
 /// Removes `buffer` from the function's allocations (at the root or in a block), and the
 /// regions of blocks that mention it.
 void dropAllocation(ScheduleState &s, const ir::Buffer &buffer);

@@ -77,11 +77,10 @@ void reverseComputeInline(ScheduleState &s, const std::string &name) {
   const Block *block = s.block(name);
   Stmt keepBlock(block);
   const std::string b = quoted(name), blockNote = "block " + b + " is here";
-  for (const IterVar &iv : block->iterVars)
-    if (iv.kind == IterKind::Reduce)
-      throw ScheduleError("block " + b + " has reduce axis " + quoted(iv.var.name()) +
-                              "; only a block without reduce axes can be inlined into its producer",
-                          block->loc, blockNote);
+  if (const IterVar *iv = firstReduceAxis(block))
+    throw ScheduleError("block " + b + " has reduce axis " + quoted(iv->var.name()) +
+                            "; only a block without reduce axes can be inlined into its producer",
+                        block->loc, blockNote);
   const BufferStore *store = singleStore(block);
   if (block->init.defined() || !store)
     throw ScheduleError("the body of block " + b + " is not a single store 'BUF[…] = value;'",
@@ -193,11 +192,10 @@ void reverseComputeInline(ScheduleState &s, const std::string &name) {
       throw ScheduleError("axis " + quoted(block->iterVars[k].var.name()) + " of block " + b +
                               " does not index its read of " + bufName,
                           block->loc, blockNote);
-  for (const IterVar &iv : producer->iterVars)
-    if (iv.kind == IterKind::Reduce)
-      throw ScheduleError("producer " + p + " is a reduction block (axis " + quoted(iv.var.name()) +
-                              "); reverse_compute_inline needs a complete producer",
-                          producer->loc, producerNote);
+  if (const IterVar *iv = firstReduceAxis(producer))
+    throw ScheduleError("producer " + p + " is a reduction block (axis " + quoted(iv->var.name()) +
+                            "); reverse_compute_inline needs a complete producer",
+                        producer->loc, producerNote);
   const BufferStore *pstore = singleStore(producer);
   if (producer->init.defined() || !pstore || !(pstore->buffer == buf))
     throw ScheduleError("the body of producer " + p + " is not a single store to " + bufName,

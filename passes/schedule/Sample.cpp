@@ -7,6 +7,7 @@
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "passes/schedule/Primitives.h"
+#include "passes/schedule/Regions.h"
 
 #include <set>
 #include <sstream>
@@ -216,12 +217,7 @@ struct ScriptWriter {
   }
 };
 
-bool hasReduce(const Block *b) {
-  for (const IterVar &iv : b->iterVars)
-    if (iv.kind == IterKind::Reduce)
-      return true;
-  return false;
-}
+bool hasReduce(const Block *b) { return firstReduceAxis(b) != nullptr; }
 
 /// The buffers `b` stores to (its write regions, or the stores of its body).
 std::vector<Buffer> written(const Block *b) {
