@@ -259,6 +259,15 @@ void refine(const Expr &cond, bool negate, Env &env) {
   apply(rhs, lhs, mirror[op]);
 }
 
+/// The environments of the two branches of `cond`: `env` narrowed by `cond` holding, and by it
+/// not holding.
+std::pair<Env, Env> branchEnvs(const Expr &cond, const Env &env) {
+  Env taken = env, other = env;
+  refine(cond, false, taken);
+  refine(cond, true, other);
+  return {taken, other};
+}
+
 std::string intervalString(Interval i) {
   auto s = [](int64_t v) {
     return v <= -kInf ? std::string("-inf") : v >= kInf ? std::string("inf") : std::to_string(v);
@@ -1008,9 +1017,7 @@ private:
       body(l->body, env);
     } else if (auto *i = s.as<IfThenElse>()) {
       expr(i->condition, env);
-      Env t = env, e = env;
-      refine(i->condition, false, t);
-      refine(i->condition, true, e);
+      auto [t, e] = branchEnvs(i->condition, env);
       body(i->thenCase, t);
       body(i->elseCase, e);
     } else if (auto *f = s.as<For>()) {
@@ -1037,9 +1044,7 @@ private:
     }
     if (auto *s = e.as<Select>()) {
       expr(s->condition, env);
-      Env t = env, f = env;
-      refine(s->condition, false, t);
-      refine(s->condition, true, f);
+      auto [t, f] = branchEnvs(s->condition, env);
       expr(s->trueValue, t);
       expr(s->falseValue, f);
       return;
