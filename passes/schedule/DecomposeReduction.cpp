@@ -9,6 +9,7 @@
 #include "passes/Simplify.h"
 #include "passes/schedule/BufferUtils.h"
 #include "passes/schedule/Dependence.h"
+#include "passes/schedule/Regions.h"
 
 #include <algorithm>
 
@@ -93,13 +94,7 @@ std::string decomposeReduction(ScheduleState &s, const std::string &blockName, c
   // Step 2: the init block — the spatial axes, copied, with the same bindings.
   std::vector<IterVar> iters;
   std::vector<std::pair<Var, Expr>> axisMap;
-  for (const IterVar &iv : block->iterVars) {
-    if (iv.kind != IterKind::Spatial)
-      continue;
-    Var copy(iv.var.name(), iv.var.dtype(), iv.var->loc);
-    iters.push_back(IterVar{copy, IterKind::Spatial, iv.extent, iv.binding, iv.loc});
-    axisMap.emplace_back(iv.var, VarRef::make(copy));
-  }
+  copySpatialAxes(block, iters, axisMap);
   Stmt initBody = substitute(block->init, axisMap);
 
   // Step 3: the loops from `loop` down that the spatial bindings use are copied; the others

@@ -10,6 +10,7 @@
 #include "passes/Simplify.h"
 #include "passes/schedule/BufferUtils.h"
 #include "passes/schedule/Dependence.h"
+#include "passes/schedule/Regions.h"
 
 #include <algorithm>
 #include <limits>
@@ -248,13 +249,7 @@ std::string rfactor(ScheduleState &s, const Var &loopVar, int64_t axis) {
   rfIters.push_back(IterVar{rfAxis, IterKind::Spatial, rfLoop->extent,
                             simplify(VarRef::make(loopVar) - rfLoop->min), loopVar->loc});
   loopToAxis.emplace_back(loopVar, simplify(VarRef::make(rfAxis) + rfLoop->min));
-  for (const IterVar &iv : block->iterVars) {
-    if (iv.kind != IterKind::Spatial)
-      continue;
-    Var copy(iv.var.name(), iv.var.dtype(), iv.var->loc);
-    rfIters.push_back(IterVar{copy, IterKind::Spatial, iv.extent, iv.binding, iv.loc});
-    rfMap.emplace_back(iv.var, VarRef::make(copy));
-  }
+  copySpatialAxes(block, rfIters, rfMap);
   for (const For *f : loops) {
     if (f == rfLoop || !touches(f, IterKind::Reduce))
       continue;

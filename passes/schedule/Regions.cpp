@@ -512,6 +512,17 @@ const IterVar *firstReduceAxis(const Block *block) {
   return nullptr;
 }
 
+void copySpatialAxes(const Block *block, std::vector<IterVar> &iters,
+                     std::vector<std::pair<Var, Expr>> &axisMap) {
+  for (const IterVar &iv : block->iterVars) {
+    if (iv.kind != IterKind::Spatial)
+      continue;
+    Var copy(iv.var.name(), iv.var.dtype(), iv.var->loc);
+    iters.push_back(IterVar{copy, IterKind::Spatial, iv.extent, iv.binding, iv.loc});
+    axisMap.emplace_back(iv.var, VarRef::make(copy));
+  }
+}
+
 namespace {
 
 struct DropBuffer : IRMutator {

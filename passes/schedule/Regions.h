@@ -148,6 +148,11 @@ const ir::BufferStore *singleStore(const ir::Block *block);
 /// The block's first reduce axis, or nullptr when it has none.
 const ir::IterVar *firstReduceAxis(const ir::Block *block);
 
+/// Appends to `iters` a copy of each spatial axis of `block` (a fresh variable, the same extent
+/// and binding), and to `axisMap` the old variable to the new one.
+void copySpatialAxes(const ir::Block *block, std::vector<ir::IterVar> &iters,
+                     std::vector<std::pair<ir::Var, ir::Expr>> &axisMap);
+
 /// Removes `buffer` from the function's allocations (at the root or in a block), and the
 /// regions of blocks that mention it.
 void dropAllocation(ScheduleState &s, const ir::Buffer &buffer);
