@@ -125,6 +125,11 @@ struct Pipeline::Run {
     return opts.func.empty() || compiled.count(fn) > 0;
   }
   lower::LowerOptions lowerOptions();
+  /// Prints the diagnostics so far; false when there are errors among them (the step stops).
+  bool flushed() {
+    diags.flush();
+    return !diags.hasErrors();
+  }
 
   // --print-ir-after|before.
   bool wantsAfter(const std::string &step) const {
@@ -299,8 +304,7 @@ bool Pipeline::Run::instantiateFuncs() {
     generics.emplace(f.name(), f);
     module.replace(instance);
   }
-  diags.flush();
-  return !diags.hasErrors();
+  return flushed();
 }
 
 bool Pipeline::Run::foldConstants() {
@@ -313,16 +317,14 @@ bool Pipeline::Run::foldCalls() {
                            [this](const SourceLoc &at, const std::string &message) {
                              diags.warning(SourceRange(at), message);
                            });
-  diags.flush();
-  return !diags.hasErrors();
+  return flushed();
 }
 
 bool Pipeline::Run::instantiateCallees() {
   instances = graph::instantiateCallees(module, generics);
   for (const graph::DerivedFunc &d : instances)
     frontend->checkFunction(module.lookup(d.name), diags);
-  diags.flush();
-  return !diags.hasErrors();
+  return flushed();
 }
 
 bool Pipeline::Run::eliminateDeadCalls() {
@@ -383,8 +385,7 @@ bool Pipeline::Run::schedule() {
                                        "is named '" +
                                        name.substr(dot == std::string::npos ? 0 : dot + 1) + "'");
   }
-  diags.flush();
-  if (diags.hasErrors())
+  if (!flushed())
     return false;
   if (opts.noSchedule)
     return true;
@@ -431,8 +432,7 @@ bool Pipeline::Run::schedule() {
         printAfter(step, f);
       },
       opts.sampling);
-  diags.flush();
-  if (diags.hasErrors())
+  if (!flushed())
     return false;
   scheduleFused(scripts);
   printAfter("schedule", module);
@@ -570,8 +570,7 @@ bool Pipeline::Run::lowerCudaFuncs() {
     lowered.funcs.push_back({f, f, low});
   }
   printStream = out;
-  diags.flush();
-  if (diags.hasErrors())
+  if (!flushed())
     return false;
   if (out)
     *out << printed.str();
