@@ -86,6 +86,16 @@ ast::Module *ModuleLoader::load(const std::string &displayPath, const std::strin
   return m;
 }
 
+std::vector<fs::path> ModuleLoader::fileCandidates(const fs::path &request,
+                                                   const ast::Module &from) const {
+  if (request.is_absolute())
+    return {request};
+  std::vector<fs::path> candidates = {fs::path(from.path).parent_path() / request};
+  for (const std::string &dir : opts_.includeDirs)
+    candidates.push_back(fs::path(dir) / request);
+  return candidates;
+}
+
 std::string ModuleLoader::findImport(const ast::Module &importer, const ast::ImportDecl &imp,
                                      std::string &key) {
   fs::path request(imp.path);
@@ -96,12 +106,8 @@ std::string ModuleLoader::findImport(const ast::Module &importer, const ast::Imp
       candidates.push_back(fs::path(opts_.stdlibDir) / (imp.path + ".tdsl"));
     for (const std::string &dir : opts_.includeDirs)
       candidates.push_back(fs::path(dir) / (imp.path + ".tdsl"));
-  } else if (request.is_absolute()) {
-    candidates.push_back(request);
   } else {
-    candidates.push_back(fs::path(importer.path).parent_path() / request);
-    for (const std::string &dir : opts_.includeDirs)
-      candidates.push_back(fs::path(dir) / request);
+    candidates = fileCandidates(request, importer);
   }
   for (const fs::path &c : candidates) {
     if (!isFile(c))
@@ -174,15 +180,7 @@ void ModuleLoader::findConstFiles(ast::Module &m) {
     if (!c || c->source != ast::ConstDecl::Source::Load || c->text.empty())
       continue;
     fs::path request(c->text);
-    std::vector<fs::path> candidates;
-    if (request.is_absolute()) {
-      candidates.push_back(request);
-    } else {
-      candidates.push_back(fs::path(m.path).parent_path() / request);
-      for (const std::string &dir : opts_.includeDirs)
-        candidates.push_back(fs::path(dir) / request);
-    }
-    for (const fs::path &p : candidates) {
+    for (const fs::path &p : fileCandidates(request, m)) {
       if (!isFile(p))
         continue;
       // Absolute, so that the IR printed with it (--emit=ir) reads the same file from anywhere.

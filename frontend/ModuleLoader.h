@@ -6,6 +6,7 @@
 
 #include "frontend/AST.h"
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -52,6 +53,10 @@ private:
   /// folders) and records it in the declaration; a file not found is an error at the string.
   void findConstFiles(ast::Module &m);
   std::string findImport(const ast::Module &importer, const ast::ImportDecl &imp, std::string &key);
+  /// Where a file named by `from` may be, in order: `request` itself when absolute, else next to
+  /// `from`, then in each -I folder.
+  std::vector<std::filesystem::path> fileCandidates(const std::filesystem::path &request,
+                                                    const ast::Module &from) const;
 
   SourceManager &sm_;
   DiagnosticEngine &diags_;
