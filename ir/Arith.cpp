@@ -131,6 +131,14 @@ struct Linear {
     return std::all_of(terms.begin(), terms.end(),
                        [&](const auto &t) { return t.second % c == 0; });
   }
+  /// The terms with their coefficients divided by `c` (multiples of it), plus `newConstant`.
+  Linear termsDividedBy(int64_t c, int64_t newConstant) const {
+    Linear l;
+    for (const auto &[t, k] : terms)
+      l.addTerm(t, k / c);
+    l.constant = newConstant;
+    return l;
+  }
 };
 
 /// The expression of `l`: positive terms, then the negative ones subtracted, then the constant.
@@ -237,17 +245,9 @@ Linear linearize(const Expr &e, const Domain *dom = nullptr) {
       auto split = inOneMultiple(a, c, dom);
       if (!split)
         return atom(Div::make(rebuild(a), intImm(c)));
-      Linear l;
-      for (const auto &[t, k] : std::get<0>(*split).terms)
-        l.addTerm(t, k / c);
-      l.constant = std::get<2>(*split);
-      return l;
+      return std::get<0>(*split).termsDividedBy(c, std::get<2>(*split));
     }
-    Linear l;
-    for (const auto &[t, k] : a.terms)
-      l.addTerm(t, k / c);
-    l.constant = floorDiv(a.constant, c);
-    return l;
+    return a.termsDividedBy(c, floorDiv(a.constant, c));
   }
   case ExprKind::Mod: {
     // (c * x + r) % c == r % c; terms whose coefficient is a multiple of c drop out.
