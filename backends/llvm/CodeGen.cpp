@@ -3,6 +3,7 @@
 
 #include "backends/abi/Abi.h"
 #include "ir/Arith.h"
+#include "ir/Contains.h"
 #include "ir/IRVisitor.h"
 #include "runtime/Float16.h"
 
@@ -33,16 +34,6 @@ constexpr int64_t kStackBytes = 16 * 1024;
 constexpr int64_t kHeapAlign = 64;
 
 bool isHalf(DType t) { return t.code() == DType::Code::F16 || t.code() == DType::Code::BF16; }
-
-/// Whether an expression reads memory (then a select must not evaluate both branches).
-bool readsMemory(const Expr &e) {
-  struct Finder : IRVisitor {
-    bool found = false;
-    void visit(const BufferLoad *) override { found = true; }
-  } finder;
-  finder.visitExpr(e);
-  return finder.found;
-}
 
 /// The variables and buffers a statement uses but does not define, in order of first use.
 struct FreeNames : IRVisitor {
@@ -785,7 +776,7 @@ llvm::Value *FunctionEmitter::call(const Call *op) {
 llvm::Value *FunctionEmitter::select(const Select *op) {
   Value *cond = expr(op->condition);
   if (op->condition.dtype().isVector() ||
-      (!readsMemory(op->trueValue) && !readsMemory(op->falseValue))) {
+      (!contains<BufferLoad>(op->trueValue) && !contains<BufferLoad>(op->falseValue))) {
     Value *a = expr(op->trueValue), *b = expr(op->falseValue);
     return builder.CreateSelect(cond, a, b);
   }

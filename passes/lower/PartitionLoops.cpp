@@ -1,6 +1,7 @@
 //===- passes/lower/PartitionLoops.cpp - Guard-free main parts of guarded loops -----------===//
 #include "passes/lower/PartitionLoops.h"
 
+#include "ir/Contains.h"
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
@@ -73,15 +74,6 @@ void findSelects(const Expr &e, std::vector<const Select *> &out) {
   selects.visitExpr(e);
 }
 
-bool hasLoad(const Expr &e) {
-  struct Loads : IRVisitor {
-    bool found = false;
-    void visit(const BufferLoad *) override { found = true; }
-  } loads;
-  loads.visitExpr(e);
-  return loads.found;
-}
-
 bool usesInner(const Expr &e, const Domain &inner) {
   for (const auto &[var, range] : inner)
     if (usesVar(e, var))
@@ -92,7 +84,7 @@ bool usesInner(const Expr &e, const Domain &inner) {
 /// The half-line of `v` on which `term` holds for all values of the `inner` loops.
 std::optional<HalfLine> halfLineOf(const Expr &term, const Var &v, const Domain &inner) {
   Expr e = asNonPositive(term);
-  if (!e.defined() || !usesVar(e, v) || hasLoad(e))
+  if (!e.defined() || !usesVar(e, v) || contains<BufferLoad>(e))
     return std::nullopt;
   Expr worst = bound(e, inner).max;
   if (!worst.defined() || usesInner(worst, inner))
