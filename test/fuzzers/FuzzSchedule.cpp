@@ -25,7 +25,9 @@ namespace {
 
 // Small programs: a reduction with alloc, element-wise chains with extents that splits do not
 // divide, guards (select, if, where), integer arithmetic, a symbolic shape and an explicit form.
-const char *kPrograms = R"(
+// One text each (none calls another), so that the script check parses only the chosen one.
+const char *const kPrograms[] = {
+    R"(
 func mm_relu(A: f32[8, 6], B: f32[6, 8]) -> (C: f32[8, 8]) {
   alloc Y: f32[8, 8];
   block Y(i: spatial 8, j: spatial 8, k: reduce 6) {
@@ -34,7 +36,8 @@ func mm_relu(A: f32[8, 6], B: f32[6, 8]) -> (C: f32[8, 8]) {
   }
   block C(i: spatial 8, j: spatial 8) { C[i, j] = max(Y[i, j], 0.0); }
 }
-
+)",
+    R"(
 func chain(A: f32[6, 10]) -> (C: f32[6, 10]) {
   alloc B: f32[6, 10];
   alloc D: f32[10, 6];
@@ -44,14 +47,16 @@ func chain(A: f32[6, 10]) -> (C: f32[6, 10]) {
     if i > 2 { C[i, j] = D[j, i]; } else { C[i, j] = -D[j, i]; }
   }
 }
-
+)",
+    R"(
 func conv1d(X: f32[11], W: f32[3]) -> (Y: f32[11]) {
   block Y(i: spatial 11, r: reduce 3) {
     init { Y[i] = 0.0; }
     Y[i] += select(i + r >= 1 && i + r - 1 < 11, X[i + r - 1], 0.0) * W[r];
   }
 }
-
+)",
+    R"(
 func rowmax(x: f32[5, 7]) -> (m: f32[5], s: f32[]) {
   alloc t: f32[5, 7];
   block t(i: spatial 5, j: spatial 7) { t[i, j] = x[i, j] * x[i, j]; }
@@ -64,7 +69,8 @@ func rowmax(x: f32[5, 7]) -> (m: f32[5], s: f32[]) {
     s[] += t[i, j];
   }
 }
-
+)",
+    R"(
 func intops(A: i32[4, 9], B: i32[9]) -> (C: i32[4, 9], D: i64[9]) {
   alloc T: i32[4, 9];
   block T(i: spatial 4, j: spatial 9) { T[i, j] = A[i, j] / 3 + B[j] % 4; }
@@ -74,7 +80,8 @@ func intops(A: i32[4, 9], B: i32[9]) -> (C: i32[4, 9], D: i64[9]) {
     D[j] += i64(T[i, j]);
   }
 }
-
+)",
+    R"(
 func sym(A: f32[n, 4], b: f32) -> (B: f32[n, 4], S: f32[4]) {
   alloc T: f32[n, 4];
   block T(i: spatial n, j: spatial 4) { T[i, j] = A[i, j] + b; }
@@ -84,7 +91,8 @@ func sym(A: f32[n, 4], b: f32) -> (B: f32[n, 4], S: f32[4]) {
     S[j] += T[i, j];
   }
 }
-
+)",
+    R"(
 func explicit(A: f32[10]) -> (B: f32[10], S: f32[]) {
   for i0 in 0..4 {
     for i1 in 0..3 {
@@ -102,7 +110,8 @@ func explicit(A: f32[10]) -> (B: f32[10], S: f32[]) {
     }
   }
 }
-
+)",
+    R"(
 func lets(A: f16[6], B: bf16[6]) -> (C: f16[6], D: f32[3, 6]) {
   block C(i: spatial 6) {
     let x = f32(A[i]);
@@ -114,9 +123,11 @@ func lets(A: f16[6], B: bf16[6]) -> (C: f16[6], D: f32[3, 6]) {
     D[r, i] += f32(C[i]) * f32(k + 1);
   }
 }
-)";
+)",
+};
 
 struct Entry {
+  std::string text;
   ir::Func func;
   interp::ArgMap inputs, reference;
 };
@@ -129,8 +140,11 @@ struct Fixture {
 Fixture &fixture() {
   static Fixture *f = [] {
     auto *fx = new Fixture;
+    std::string all;
+    for (const char *text : kPrograms)
+      all += text;
     std::ostringstream err;
-    std::optional<ir::Module> m = fuzz::compileText("programs.tdsl", kPrograms, true, err);
+    std::optional<ir::Module> m = fuzz::compileText("programs.tdsl", all, true, err);
     if (!m) {
       std::cerr << "fuzz-schedule: the fixed programs do not compile:\n" << err.str();
       std::abort();
@@ -141,6 +155,13 @@ Fixture &fixture() {
       if (!f.as<ir::PrimFunc>())
         continue;
       Entry e;
+      for (const char *text : kPrograms)
+        if (std::string(text).find("\nfunc " + f.name() + "(") != std::string::npos)
+          e.text = text;
+      if (e.text.empty()) {
+        std::cerr << "fuzz-schedule: no text of its own for " << f.name() << "\n";
+        std::abort();
+      }
       e.func = f;
       std::string error;
       interp::Interpreter in(fx->module);
@@ -208,8 +229,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (printed2.str() != text)
     fail("the printed IR prints differently once re-parsed:\n" + printed2.str());
   // The script does what the primitives did.
-  std::string program =
-      std::string(kPrograms) + "\nschedule " + entry.func.name() + " { " + script + " }\n";
+  std::string program = entry.text + "\nschedule " + entry.func.name() + " { " + script + " }\n";
   std::ostringstream err2;
   std::optional<ir::Module> viaScript = fuzz::compileText("programs.tdsl", program, false, err2);
   if (!viaScript)
