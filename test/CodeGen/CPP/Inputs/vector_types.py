@@ -12,8 +12,8 @@ builds = [("sse2", ["-mno-avx"], False), ("avx2", ["-mavx2", "-mfma"], False),
 for tag, flags, obj in builds:
     check("ops", {"X": x, "Y": y, "J": j},
           {"Z": np.zeros(64, np.float32), "I": np.zeros(64, np.int32), "W": np.zeros(64, np.float32),
-           "D": np.zeros(64, np.float64)},
-          {"Z": (1e-5, 1e-6), "D": (1e-12, 1e-12)}, cxxflags=flags, tag=tag, obj=obj)
+           "D": np.zeros(64, np.float64), "N": np.zeros(64, np.float32)},
+          {"Z": (1e-5, 1e-6), "D": (1e-12, 1e-12), "N": (0, 0)}, cxxflags=flags, tag=tag, obj=obj)
 for tag, flags, obj in builds:
     check("tile", {"A": a, "B": b}, {"C": np.zeros((32, 32), np.float32)}, {"C": (1e-5, 1e-5)},
           cxxflags=flags, tag=tag, obj=obj)
