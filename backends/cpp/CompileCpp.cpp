@@ -43,12 +43,12 @@ std::vector<std::string> driverArguments(const std::string &bufferName,
                                    "-fPIC",
                                    "-fopenmp=libomp",
                                    "-fno-ident",
-                                   // TDSL's intrinsics are pure: sqrt and the others never set
-                                   // errno (the LLVM route's llvm.sqrt neither), so Clang may
-                                   // vectorize them instead of guarding each lane's call.
                                    "-fno-math-errno",
                                    "-resource-dir",
                                    TDSL_CLANG_RESOURCE_DIR};
+  // (-fno-math-errno: TDSL's intrinsics are pure, sqrt and the others never set errno, as the
+  // LLVM route's llvm.sqrt; so Clang may vectorize them instead of guarding each lane's call.)
+
   // The optimizer's remarks ("loop not vectorized") and warnings only when asked for.
   if (options.remarks)
     args.insert(args.end(), {"-Rpass-missed=loop-vectorize", "-Rpass-analysis=loop-vectorize"});
