@@ -58,16 +58,20 @@ bool findValue(const std::string &header, const std::string &key, std::string &v
   return true;
 }
 
+/// A Python tuple of non-negative integers as NumPy writes it: `()`, `(3,)`, `(2, 3)`; spaces
+/// around the items, a trailing comma, Python 2's `L` suffix. A missing comma (`(3 4)`), an
+/// empty item (`(3,,4)`, `(,)`) or anything else is refused.
 bool parseShape(const std::string &text, std::vector<int64_t> &shape) {
   if (text.size() < 2 || text.front() != '(' || text.back() != ')')
     return false;
   std::string inner = text.substr(1, text.size() - 2);
   size_t i = 0;
-  while (i < inner.size()) {
-    while (i < inner.size() && (inner[i] == ' ' || inner[i] == ','))
+  auto skipSpaces = [&] {
+    while (i < inner.size() && inner[i] == ' ')
       ++i;
-    if (i == inner.size())
-      break;
+  };
+  skipSpaces();
+  while (i < inner.size()) {
     if (!std::isdigit(static_cast<unsigned char>(inner[i])))
       return false;
     int64_t v = 0;
@@ -77,9 +81,16 @@ bool parseShape(const std::string &text, std::vector<int64_t> &shape) {
         return false;
       ++i;
     }
-    while (i < inner.size() && inner[i] == 'L') // Python 2 longs
+    if (i < inner.size() && inner[i] == 'L') // Python 2 longs
       ++i;
     shape.push_back(v);
+    skipSpaces();
+    if (i == inner.size())
+      break;
+    if (inner[i] != ',')
+      return false;
+    ++i;
+    skipSpaces();
   }
   return true;
 }
