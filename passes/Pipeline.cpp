@@ -107,6 +107,7 @@ struct Pipeline::Run {
   bool sema();
   bool instantiateFuncs();
   bool foldConstants();
+  bool packWeights();
   bool foldCalls();
   bool instantiateCallees();
   bool specialize();
@@ -186,6 +187,10 @@ struct Step {
 
 bool always(const PipelineOptions &) { return true; }
 bool withGraphPasses(const PipelineOptions &o) { return o.graphPasses; }
+/// nn.conv2d_packed has a CPU schedule only.
+bool withGraphPassesForCpu(const PipelineOptions &o) {
+  return o.graphPasses && o.target == Target::CPU;
+}
 /// Tuning records are looked up (--tuning-db, tdsl-tune): they are per static shape.
 bool withTuningRecords(const PipelineOptions &o) {
   return o.graphPasses && (o.specializeShapes || (o.sampling && o.sampling->lookup));
@@ -210,6 +215,7 @@ const std::vector<Step> &scheduleSteps() {
       {"sema", &R::sema, always, Step::Module},
       {nullptr, &R::instantiateFuncs, always, Step::Own},
       {"graph.fold-constants", &R::foldConstants, withGraphPasses, Step::Module},
+      {"graph.pack-weights", &R::packWeights, withGraphPassesForCpu, Step::Module},
       {"graph.fold-calls", &R::foldCalls, withGraphPasses, Step::Module},
       {"graph.instantiate", &R::instantiateCallees, withGraphPasses, Step::Module},
       {"graph.dce", &R::eliminateDeadCalls, withGraphPasses, Step::Module},
@@ -309,6 +315,11 @@ bool Pipeline::Run::instantiateFuncs() {
 
 bool Pipeline::Run::foldConstants() {
   graph::foldConstants(module);
+  return true;
+}
+
+bool Pipeline::Run::packWeights() {
+  graph::packConvolutionWeights(module);
   return true;
 }
 

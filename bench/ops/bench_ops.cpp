@@ -5,6 +5,10 @@
 // --emit=obj -O3`, loaded from KERNEL_DIR/F[.V...].so) against the matching oneDNN primitive,
 // in one process, alternating call by call:
 //   conv       nn.conv2d<S, P> on ResNet-18's 3x3 and 1x1 convolutions  / convolution
+//   convpack   the same layers with nn.conv2d_packed<S, P, K, 16>, the weight packed once by
+//              nn.conv2d_pack_weight<16> before timing (what graph.pack-weights and
+//              graph.fold-calls do at compile time; untimed), oneDNN's side as in conv
+//                                                                        / convolution
 //   dwconv     nn.conv2d_ext with groups = channels on MobileNetV2's 3x3 depthwise
 //              convolutions                                              / grouped convolution
 //   linear     nn.linear on BERT-base's and ResNet-18's dense layers      / inner product
@@ -238,15 +242,31 @@ const Conv kMobileNet[] = {
     {"dw 576@14 s2", 576, 14, 576, 3, 2, 1}, {"dw 960@7", 960, 7, 960, 3, 1, 1},
 };
 
-/// A convolution, depthwise when `depthwise` (groups = channels, weights [K, 1, R, R]).
-void benchConv(Options &o, const Conv &l, bool depthwise) {
+// conv2d_packed has the packed weight's block count KB in place of K.
+using PackFn = int32_t (*)(const float *, float *, int64_t, int64_t, int64_t, int64_t);
+constexpr int64_t kPackBlock = 16;
+
+/// A convolution, depthwise when `depthwise` (groups = channels, weights [K, 1, R, R]); with
+/// `packed`, nn.conv2d_packed on the weight packed once (untimed).
+void benchConv(Options &o, const Conv &l, bool depthwise, bool packed = false) {
   int64_t oh = (l.h + 2 * l.p - l.r) / l.s + 1, cg = depthwise ? 1 : l.c;
+  int64_t kb = (l.k + kPackBlock - 1) / kPackBlock;
+  std::string sp = std::to_string(l.s) + "." + std::to_string(l.p);
   std::string file = depthwise ? "conv2d_ext." + std::to_string(l.s) + "." + std::to_string(l.s) +
                                      ".1.1.1.1.1.1." + std::to_string(l.c)
-                               : "conv2d." + std::to_string(l.s) + "." + std::to_string(l.p);
-  void *fn = kernel(o.dir, file, depthwise ? "conv2d_ext" : "conv2d");
+                     : packed ? "conv2d_packed." + sp + "." + std::to_string(l.k) + "." +
+                                    std::to_string(kPackBlock)
+                              : "conv2d." + sp;
+  void *fn = kernel(o.dir, file, depthwise ? "conv2d_ext" : packed ? "conv2d_packed" : "conv2d");
   std::vector<float> x = random(l.c * l.h * l.h), w = random(l.k * cg * l.r * l.r),
                      y(l.k * oh * oh), yref(y.size());
+  std::vector<float> wp;
+  if (packed) {
+    wp.resize(kb * kPackBlock * l.c * l.r * l.r);
+    auto pack = reinterpret_cast<PackFn>(
+        kernel(o.dir, "conv2d_pack_weight." + std::to_string(kPackBlock), "conv2d_pack_weight"));
+    check(pack(w.data(), wp.data(), l.k, l.c, l.r, l.r), "conv2d_pack_weight");
+  }
   OneDnn ref;
   dnnl::memory::dims xd{1, l.c, l.h, l.h}, yd{1, l.k, oh, oh};
   dnnl::memory::dims wd =
@@ -266,8 +286,10 @@ void benchConv(Options &o, const Conv &l, bool depthwise) {
       [&] {
         check(depthwise ? reinterpret_cast<ConvExtFn>(fn)(x.data(), w.data(), y.data(), 1, l.c, l.h,
                                                           l.h, l.k, cg, l.r, l.r)
+              : packed  ? reinterpret_cast<ConvFn>(fn)(x.data(), wp.data(), y.data(), 1, l.c, l.h,
+                                                      l.h, kb, l.r, l.r)
                         : reinterpret_cast<ConvFn>(fn)(x.data(), w.data(), y.data(), 1, l.c, l.h,
-                                                       l.h, l.k, l.r, l.r),
+                                                      l.h, l.k, l.r, l.r),
               "conv");
       },
       [&] { ref.run(); }, y, yref, 2.0 * l.k * cg * l.r * l.r * oh * oh, true);
@@ -444,17 +466,18 @@ std::vector<std::string> splitList(const char *p) {
 } // namespace
 
 int main(int argc, char **argv) {
-  const char *usage = "usage: bench_ops KERNEL_DIR [--threads=1,2] [--reps=N] "
-                      "[--ops=conv,dwconv,linear,maxpool,avgpool,softmax,layernorm,eltwise] "
-                      "[--check-only]\n";
+  const char *usage =
+      "usage: bench_ops KERNEL_DIR [--threads=1,2] [--reps=N] "
+      "[--ops=conv,convpack,dwconv,linear,maxpool,avgpool,softmax,layernorm,eltwise] "
+      "[--check-only]\n";
   if (argc < 2) {
     std::fprintf(stderr, "%s", usage);
     return 2;
   }
   Options o;
   o.dir = argv[1];
-  const char *known[] = {"conv",    "dwconv",  "linear",    "maxpool",
-                         "avgpool", "softmax", "layernorm", "eltwise"};
+  const char *known[] = {"conv",    "convpack", "dwconv",    "linear", "maxpool",
+                         "avgpool", "softmax",  "layernorm", "eltwise"};
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--threads=", 0) == 0) {
@@ -490,6 +513,12 @@ int main(int argc, char **argv) {
     if (selected(o, "conv"))
       for (const Conv &l : kResNet)
         benchConv(o, l, false);
+    if (selected(o, "convpack")) {
+      if (!o.checkOnly)
+        std::printf("nn.conv2d_packed (weights packed before timing):\n");
+      for (const Conv &l : kResNet)
+        benchConv(o, l, false, true);
+    }
     if (selected(o, "dwconv"))
       for (const Conv &l : kMobileNet)
         benchConv(o, l, true);

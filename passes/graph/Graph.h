@@ -4,6 +4,8 @@
 // (each printable with --print-ir-after=<name>):
 //
 //   graph.fold-constants  foldConstants      scalar call arguments and shapes folded
+//   graph.pack-weights    packConvolutionWeights  nn.conv2d on a constant weight: packed call
+//                                            (CPU target)
 //   graph.fold-calls      foldConstantCalls  calls on graph constants evaluated (spec §8)
 //   graph.instantiate     instantiateCallees generic callees become concrete instances
 //   graph.dce             eliminateDeadCalls pure calls whose results are unused removed
@@ -52,6 +54,15 @@ const std::vector<std::string> &graphPassNames();
 /// (`2.0 * 0.5` → `1.0`, with the dtype's IEEE arithmetic), and the shape expressions of the
 /// values graphs define are simplified (`B * 1` → `B`).
 void foldConstants(ir::Module &module);
+
+/// graph.pack-weights: in the module's own graphs, a call `nn.conv2d<S, P>(x, w)` whose weight
+/// is a graph constant (or the result of funcs called on constants only, which graph.fold-calls
+/// folds) with a static f32 shape [K, C, R, Q] becomes
+/// `w_packed = call nn.conv2d_pack_weight<16>(w)` then `nn.conv2d_packed<S, P, K, 16>(x,
+/// w_packed)` (the same result; `w_packed` named after the weight, suffixed when taken), so that
+/// graph.fold-calls packs the weight at compile time. Nothing when the module lacks those
+/// functions (no `import "nn"`); other calls stay.
+void packConvolutionWeights(ir::Module &module);
 
 /// Evaluates a call whose tensor arguments are graph constants of `module` and whose other
 /// arguments are literals: the bytes of each output (storage of spec §10), or nullopt with

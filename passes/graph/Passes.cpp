@@ -7,9 +7,10 @@
 namespace tdsl::graph {
 
 const std::vector<std::string> &graphPassNames() {
-  static const std::vector<std::string> names = {"graph.fold-constants", "graph.fold-calls",
-                                                 "graph.instantiate",    "graph.dce",
-                                                 "graph.fuse",           "graph.plan-memory"};
+  static const std::vector<std::string> names = {
+      "graph.fold-constants", "graph.pack-weights", "graph.fold-calls",
+      "graph.instantiate",    "graph.dce",          "graph.fuse",
+      "graph.plan-memory"};
   return names;
 }
 

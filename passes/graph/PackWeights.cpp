@@ -1,0 +1,130 @@
+//===- passes/graph/PackWeights.cpp - graph.pack-weights: convolution weights packed once -----===//
+//
+// A call `y = call nn.conv2d<S, P>(x, w)` of the module's own graphs whose weight `w` is a graph
+// constant, or a value graph.fold-calls will fold into one (the result of a func called on
+// constants or such values only, with literal scalar and generic arguments), becomes
+//
+//   w_packed = call nn.conv2d_pack_weight<16>(w);
+//   y = call nn.conv2d_packed<S, P, K, 16>(x, w_packed);
+//
+// (K: the weight's static output channel count), so that graph.fold-calls, which runs next,
+// evaluates the packing at compile time and the convolution reads a packed constant. The
+// packed kernel's register tile wants the weight blocked by 16 output channels; packing it on
+// every call (nn.conv2d's schedule) costs a pass over the weight per call. Calls whose weight
+// is not constant, or whose shapes are not static, stay as they are.
+
+#include "passes/graph/Graph.h"
+
+#include "passes/graph/GraphUtils.h"
+
+#include <set>
+
+namespace tdsl::graph {
+
+using namespace ir;
+
+namespace {
+
+constexpr int64_t kChannelBlock = 16;
+
+bool isOwn(const std::string &name) { return name.find('.') == std::string::npos; }
+
+std::optional<int64_t> literal(const Expr &e) {
+  if (const auto *i = e.as<IntImm>())
+    return i->value;
+  return std::nullopt;
+}
+
+} // namespace
+
+void packConvolutionWeights(Module &module) {
+  const char *conv = "nn.conv2d", *pack = "nn.conv2d_pack_weight", *packed = "nn.conv2d_packed";
+  if (!module.lookup(conv).as<PrimFunc>() || !module.lookup(pack).as<PrimFunc>() ||
+      !module.lookup(packed).as<PrimFunc>())
+    return;
+  for (const Func &f : std::vector<Func>(module.functions())) {
+    const auto *g = f.as<GraphFunc>();
+    if (!g || !isOwn(g->name))
+      continue;
+    // The values graph.fold-calls turns into constants (what funcs compute from graph constants
+    // alone, in execution order), and the names taken in the graph.
+    std::set<const BufferNode *> constant;
+    std::set<std::string> names;
+    for (const Constant &c : module.constants)
+      names.insert(c.name);
+    for (const FuncParam &in : g->inputs)
+      names.insert(in.name());
+    for (const detail::PlacedBinding &p : detail::bindingsInOrder(*g)) {
+      bool folds = true, anyTensor = false;
+      if (const auto *call = std::get_if<CallBinding>(&p.binding)) {
+        folds = module.lookup(call->callee).as<PrimFunc>() != nullptr;
+        for (const GraphArg &a : call->args)
+          if (const auto *b = std::get_if<Buffer>(&a)) {
+            anyTensor = true;
+            folds = folds && (b->role() == BufferRole::Constant || constant.count(b->get()));
+          } else {
+            const Expr &e = std::get<Expr>(a);
+            folds = folds && (e.as<IntImm>() || e.as<FloatImm>());
+          }
+        for (const Expr &c : call->constArgs)
+          folds = folds && literal(c);
+      } else {
+        folds = false; // graph.fold-calls folds calls only
+      }
+      for (const Buffer &t : detail::definesOf(p.binding)) {
+        names.insert(t.name());
+        if (folds && anyTensor)
+          constant.insert(t.get());
+      }
+    }
+    auto fresh = [&](const std::string &hint) {
+      std::string name = hint;
+      for (int k = 2; names.count(name) || module.lookup(name).defined(); ++k)
+        name = hint + "_" + std::to_string(k);
+      names.insert(name);
+      return name;
+    };
+    bool changed = false;
+    Func rewritten = detail::rewriteBindings(*g, [&](const GraphBinding &binding) {
+      std::vector<GraphBinding> keep{binding};
+      const auto *call = std::get_if<CallBinding>(&binding);
+      if (!call || call->callee != conv || call->args.size() != 2 || call->constArgs.size() != 2 ||
+          call->targets.size() != 1 || !literal(call->constArgs[0]) ||
+          !literal(call->constArgs[1]))
+        return keep;
+      const auto *x = std::get_if<Buffer>(&call->args[0]);
+      const auto *w = std::get_if<Buffer>(&call->args[1]);
+      if (!x || !w || w->dtype() != DType::f32() || w->shape().size() != 4 ||
+          !(w->role() == BufferRole::Constant || constant.count(w->get())))
+        return keep;
+      std::vector<int64_t> ws;
+      for (const Expr &d : w->shape())
+        if (std::optional<int64_t> v = literal(d))
+          ws.push_back(*v);
+      if (ws.size() != 4)
+        return keep;
+      int64_t k = ws[0], c = ws[1], r = ws[2], q = ws[3];
+      std::vector<Expr> packedShape = {intImm((k + kChannelBlock - 1) / kChannelBlock), intImm(r),
+                                       intImm(q), intImm(c), intImm(kChannelBlock)};
+      Buffer wp(fresh(w->name() + "_packed"), DType::f32(), packedShape, BufferRole::Alloc,
+                MemScope::Global, {}, call->loc);
+      CallBinding packCall;
+      packCall.targets = {wp};
+      packCall.callee = pack;
+      packCall.constArgs = {intImm(kChannelBlock)};
+      packCall.args = {*w};
+      packCall.loc = call->loc;
+      CallBinding convCall = *call;
+      convCall.callee = packed;
+      convCall.constArgs = {call->constArgs[0], call->constArgs[1], intImm(k),
+                            intImm(kChannelBlock)};
+      convCall.args = {*x, wp};
+      changed = true;
+      return std::vector<GraphBinding>{packCall, convCall};
+    });
+    if (changed)
+      module.replace(rewritten);
+  }
+}
+
+} // namespace tdsl::graph
