@@ -5,8 +5,8 @@
 // --emit=obj -O3`, loaded from KERNEL_DIR/F[.V...].so) against the matching oneDNN primitive,
 // in one process, alternating call by call:
 //   conv       nn.conv2d<S, P> on ResNet-18's 3x3 and 1x1 convolutions  / convolution
-//   convpack   the same layers with nn.conv2d_packed<S, P, K, 16>, the weight packed once by
-//              nn.conv2d_pack_weight<16> before timing (what graph.pack-weights and
+//   convpack   the same layers with nn.conv2d_packed<S, P, K, 8>, the weight packed once by
+//              nn.conv2d_pack_weight<8> before timing (what graph.pack-weights and
 //              graph.fold-calls do at compile time; untimed), oneDNN's side as in conv
 //                                                                        / convolution
 //   dwconv     nn.conv2d_ext with groups = channels on MobileNetV2's 3x3 depthwise
@@ -244,7 +244,7 @@ const Conv kMobileNet[] = {
 
 // conv2d_packed has the packed weight's block count KB in place of K.
 using PackFn = int32_t (*)(const float *, float *, int64_t, int64_t, int64_t, int64_t);
-constexpr int64_t kPackBlock = 16;
+constexpr int64_t kPackBlock = 8; // graph.pack-weights' block
 
 /// A convolution, depthwise when `depthwise` (groups = channels, weights [K, 1, R, R]); with
 /// `packed`, nn.conv2d_packed on the weight packed once (untimed).

@@ -58,7 +58,7 @@ void foldConstants(ir::Module &module);
 /// graph.pack-weights: in the module's own graphs, a call `nn.conv2d<S, P>(x, w)` whose weight
 /// is a graph constant (or the result of funcs called on constants only, which graph.fold-calls
 /// folds) with a static f32 shape [K, C, R, Q] becomes
-/// `w_packed = call nn.conv2d_pack_weight<16>(w)` then `nn.conv2d_packed<S, P, K, 16>(x,
+/// `w_packed = call nn.conv2d_pack_weight<8>(w)` then `nn.conv2d_packed<S, P, K, 8>(x,
 /// w_packed)` (the same result; `w_packed` named after the weight, suffixed when taken), so that
 /// graph.fold-calls packs the weight at compile time. Nothing when the module lacks those
 /// functions (no `import "nn"`); other calls stay.

@@ -4,12 +4,12 @@
 // constant, or a value graph.fold-calls will fold into one (the result of a func called on
 // constants or such values only, with literal scalar and generic arguments), becomes
 //
-//   w_packed = call nn.conv2d_pack_weight<16>(w);
-//   y = call nn.conv2d_packed<S, P, K, 16>(x, w_packed);
+//   w_packed = call nn.conv2d_pack_weight<8>(w);
+//   y = call nn.conv2d_packed<S, P, K, 8>(x, w_packed);
 //
 // (K: the weight's static output channel count), so that graph.fold-calls, which runs next,
 // evaluates the packing at compile time and the convolution reads a packed constant. The
-// packed kernel's register tile wants the weight blocked by 16 output channels; packing it on
+// packed kernel's register tile wants the weight blocked by 8 output channels; packing it on
 // every call (nn.conv2d's schedule) costs a pass over the weight per call. Calls whose weight
 // is not constant, or whose shapes are not static, stay as they are.
 
@@ -25,7 +25,8 @@ using namespace ir;
 
 namespace {
 
-constexpr int64_t kChannelBlock = 16;
+/// conv2d_packed's register tile is 7 columns x 8 channels (one ymm vector): KV = 8.
+constexpr int64_t kChannelBlock = 8;
 
 bool isOwn(const std::string &name) { return name.find('.') == std::string::npos; }
 
@@ -89,8 +90,7 @@ void packConvolutionWeights(Module &module) {
       std::vector<GraphBinding> keep{binding};
       const auto *call = std::get_if<CallBinding>(&binding);
       if (!call || call->callee != conv || call->args.size() != 2 || call->constArgs.size() != 2 ||
-          call->targets.size() != 1 || !literal(call->constArgs[0]) ||
-          !literal(call->constArgs[1]))
+          call->targets.size() != 1 || !literal(call->constArgs[0]) || !literal(call->constArgs[1]))
         return keep;
       const auto *x = std::get_if<Buffer>(&call->args[0]);
       const auto *w = std::get_if<Buffer>(&call->args[1]);

@@ -1,6 +1,7 @@
 //===- passes/lower/VectorizeLoops.cpp - Vectorized loops to vector code ------------------===//
 #include "passes/lower/VectorizeLoops.h"
 
+#include "ir/Contains.h"
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
@@ -159,6 +160,17 @@ protected:
     std::optional<int64_t> extent = asConstInt(loop->extent);
     if (!extent || *extent < 2 || *extent > 64 || (*extent & (*extent - 1)) != 0)
       return s;
+    // `for v vectorized { if c { body } }` with c the same for every lane (no v, no load: the
+    // body cannot change it) is `if c { for v vectorized { body } }`: one branch, then the
+    // vector code (the guards of a register tile's columns in a partitioned tail; LLVM would
+    // mask every lane's loads and stores).
+    if (const auto *branch = loop->body.as<IfThenElse>();
+        branch && !branch->elseCase.defined() && !usesVar(branch->condition, loop->loopVar) &&
+        !contains<BufferLoad>(branch->condition)) {
+      Stmt inner = For::make(loop->loopVar, loop->min, loop->extent, loop->forKind,
+                             branch->thenCase, loop->threadTag, loop->loc);
+      return IfThenElse::make(branch->condition, visit(inner.as<For>()), Stmt(), branch->loc);
+    }
     std::vector<Stmt> items;
     if (const auto *block = loop->body.as<SeqStmt>())
       items = block->seq;

@@ -1,9 +1,10 @@
 # conv2d_pack_weight<KV> and conv2d_packed<S, P, K, KV> (the packed convolution graph.pack-weights
 # makes of nn.conv2d on a constant weight) against NumPy (float64): rtol 1e-5, atol 1e-5. The
 # packed weight is checked against its NumPy packing (zeros past K), then each convolution case
-# runs on the NumPy-packed weight. Cases for the register tile (6 columns x 16 channels): K not a
-# multiple of 16 (19, 3, 40), widths not a multiple of 6 (9, 13, 7, 10), stride 2, padding 0, 1
-# and 3, 1 x 1 and 7 x 7 kernels, batch 2, a ResNet-like 3 x 3 with two full channel blocks.
+# runs on the NumPy-packed weight (KV = 8, what graph.pack-weights uses; one case with KV = 16:
+# two channel tiles per block). Cases for the register tile (7 columns x 8 channels): K not a
+# multiple of 8 (19, 3, 20), widths not a multiple of 7 (9, 13, 10, 12, 5) and multiples (7, 14),
+# stride 2, padding 0, 1 and 3, 1 x 1 and 7 x 7 kernels, batch 2.
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from routes import *
@@ -22,10 +23,7 @@ def conv2d(x, w, stride, pad):
     return y
 
 
-KV = 16
-
-
-def pack(w):
+def pack(w, KV=8):
     k, c, r, q = w.shape
     kb = (k + KV - 1) // KV
     wz = np.zeros((kb * KV, c, r, q), dtype=w.dtype)
@@ -36,16 +34,17 @@ def pack(w):
 
 w = uniform((19, 3, 2, 3), 3)
 check("pack_k19", "conv2d_pack_weight", {"wt": w}, {"wp": pack(w).astype(np.float64)}, 0, 0,
-      {"KV": KV})
+      {"KV": 8})
 
-for tag, xs, ws, s, p in (("k19_w9_s1p1", (1, 5, 6, 9), (19, 5, 3, 3), 1, 1),
-                          ("k3_7x13_s1p0", (1, 2, 7, 13), (3, 2, 3, 3), 1, 0),
-                          ("k40_s2p1", (2, 3, 7, 9), (40, 3, 3, 3), 2, 1),
-                          ("k16_1x1", (1, 8, 5, 7), (16, 8, 1, 1), 1, 0),
-                          ("k24_1x1_s2", (1, 8, 14, 14), (24, 8, 1, 1), 2, 0),
-                          ("k20_7x7_s2p3", (1, 3, 13, 10), (20, 3, 7, 7), 2, 3),
-                          ("k32_12x12_s1p1", (1, 17, 12, 12), (32, 17, 3, 3), 1, 1)):
+for tag, xs, ws, s, p, kv in (("k19_w9_s1p1", (1, 5, 6, 9), (19, 5, 3, 3), 1, 1, 8),
+                              ("k3_7x13_s1p0", (1, 2, 7, 13), (3, 2, 3, 3), 1, 0, 8),
+                              ("k20_s2p1", (2, 3, 7, 9), (20, 3, 3, 3), 2, 1, 8),
+                              ("k16_1x1_w7", (1, 8, 5, 7), (16, 8, 1, 1), 1, 0, 8),
+                              ("k24_1x1_s2", (1, 8, 14, 14), (24, 8, 1, 1), 2, 0, 8),
+                              ("k20_7x7_s2p3", (1, 3, 13, 10), (20, 3, 7, 7), 2, 3, 8),
+                              ("k8_14x14_s1p1", (1, 9, 14, 14), (8, 9, 3, 3), 1, 1, 8),
+                              ("k40_kv16_12x12", (1, 17, 12, 12), (40, 17, 3, 3), 1, 1, 16)):
     x, w = uniform(xs, 1), uniform(ws, 2)
-    check("conv2d_packed_" + tag, "conv2d_packed", {"x": x, "wp": pack(w)},
-          {"y": conv2d(x, w, s, p)}, 1e-5, 1e-5, {"S": s, "P": p, "K": ws[0], "KV": KV})
+    check("conv2d_packed_" + tag, "conv2d_packed", {"x": x, "wp": pack(w, kv)},
+          {"y": conv2d(x, w, s, p)}, 1e-5, 1e-5, {"S": s, "P": p, "K": ws[0], "KV": kv})
 finish()
