@@ -4,6 +4,8 @@
 
 #include "frontend/AST.h"
 
+#include <type_traits>
+
 namespace tdsl::ast {
 
 std::string QualifiedName::str() const {
@@ -15,78 +17,34 @@ std::string QualifiedName::str() const {
 
 const char *spelling(UnaryOp op) { return op == UnaryOp::Neg ? "-" : "!"; }
 
-const char *spelling(BinaryOp op) {
-  switch (op) {
-  case BinaryOp::Add:
-    return "+";
-  case BinaryOp::Sub:
-    return "-";
-  case BinaryOp::Mul:
-    return "*";
-  case BinaryOp::Div:
-    return "/";
-  case BinaryOp::Mod:
-    return "%";
-  case BinaryOp::EQ:
-    return "==";
-  case BinaryOp::NE:
-    return "!=";
-  case BinaryOp::LT:
-    return "<";
-  case BinaryOp::LE:
-    return "<=";
-  case BinaryOp::GT:
-    return ">";
-  case BinaryOp::GE:
-    return ">=";
-  case BinaryOp::And:
-    return "&&";
-  case BinaryOp::Or:
-    return "||";
-  }
+namespace {
+
+/// The text frontend/AST.def gives the enumerator `e` of one of its enums.
+template <typename E> const char *spellingOf(E e) {
+#define TDSL_AST_ENUMERATOR(ENUM, NAME, TEXT)                                                      \
+  if constexpr (std::is_same_v<E, ENUM>)                                                           \
+    if (e == ENUM::NAME)                                                                           \
+      return TEXT;
+#include "frontend/AST.def"
   return "?";
 }
 
-const char *spelling(AssignOp op) {
-  switch (op) {
-  case AssignOp::Set:
-    return "=";
-  case AssignOp::Add:
-    return "+=";
-  case AssignOp::Sub:
-    return "-=";
-  case AssignOp::Mul:
-    return "*=";
-  }
-  return "?";
-}
+} // namespace
 
-const char *spelling(LoopKind kind) {
+const char *spelling(BinaryOp op) { return spellingOf(op); }
+const char *spelling(AssignOp op) { return spellingOf(op); }
+const char *spelling(LoopKind kind) { return spellingOf(kind); }
+const char *spelling(Scope s) { return spellingOf(s); }
+const char *spelling(ItemKind kind) { return spellingOf(kind); }
+
+const char *noun(ItemKind kind) {
   switch (kind) {
-  case LoopKind::Serial:
-    return "serial";
-  case LoopKind::Parallel:
-    return "parallel";
-  case LoopKind::Vectorized:
-    return "vectorized";
-  case LoopKind::Unrolled:
-    return "unrolled";
-  case LoopKind::Thread:
-    return "thread";
+#define TDSL_AST_ITEM_KIND(NAME, KEYWORD, NOUN)                                                    \
+  case ItemKind::NAME:                                                                             \
+    return NOUN;
+#include "frontend/AST.def"
   }
-  return "?";
-}
-
-const char *spelling(Scope s) {
-  switch (s) {
-  case Scope::Global:
-    return "global";
-  case Scope::Shared:
-    return "shared";
-  case Scope::Local:
-    return "local";
-  }
-  return "?";
+  return "item";
 }
 
 std::vector<const ImportDecl *> Module::imports() const {

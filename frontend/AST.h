@@ -22,6 +22,25 @@ struct Node {
   SourceRange range;
 };
 
+/// The base of a family of nodes told apart by a kind (Expr, Stmt, GraphStmt, Item): the kind
+/// and a checked downcast.
+template <typename Kind> struct KindedNode : Node {
+  explicit KindedNode(Kind k) : kind(k) {}
+  virtual ~KindedNode() = default;
+  const Kind kind;
+
+  template <typename T> const T *as() const {
+    return kind == T::kKind ? static_cast<const T *>(this) : nullptr;
+  }
+};
+
+/// Gives a node of the family `Base` its static kKind (what as<T>() checks) and sets the kind on
+/// construction.
+template <typename Base, auto K> struct NodeOf : Base {
+  static constexpr decltype(K) kKind = K;
+  NodeOf() : Base(K) {}
+};
+
 /// A possibly dotted name (`nn.linear`) with its range.
 struct QualifiedName : Node {
   std::vector<std::string> parts;
@@ -40,82 +59,58 @@ struct Ident : Node {
 enum class ExprKind { Int, Float, Bool, Inf, Name, Load, Call, Unary, Binary };
 
 enum class UnaryOp { Neg, Not };
-enum class BinaryOp { Add, Sub, Mul, Div, Mod, EQ, NE, LT, LE, GT, GE, And, Or };
+enum class BinaryOp {
+#define TDSL_AST_BINARY_OP(NAME, SPELLING) NAME,
+#include "frontend/AST.def"
+};
 
 const char *spelling(UnaryOp op);
 const char *spelling(BinaryOp op);
 
-struct Expr : Node {
-  explicit Expr(ExprKind k) : kind(k) {}
-  virtual ~Expr() = default;
-  const ExprKind kind;
-
-  template <typename T> const T *as() const {
-    return kind == T::kKind ? static_cast<const T *>(this) : nullptr;
-  }
-};
+using Expr = KindedNode<ExprKind>;
 using ExprPtr = std::unique_ptr<Expr>;
 
-struct IntLit : Expr {
-  static constexpr ExprKind kKind = ExprKind::Int;
-  IntLit() : Expr(kKind) {}
+struct IntLit : NodeOf<Expr, ExprKind::Int> {
   uint64_t value = 0; // literals are non-negative; `-` is a unary operator
   std::string text;
 };
 
-struct FloatLit : Expr {
-  static constexpr ExprKind kKind = ExprKind::Float;
-  FloatLit() : Expr(kKind) {}
+struct FloatLit : NodeOf<Expr, ExprKind::Float> {
   double value = 0;
   std::string text;
 };
 
-struct BoolLit : Expr {
-  static constexpr ExprKind kKind = ExprKind::Bool;
-  BoolLit() : Expr(kKind) {}
+struct BoolLit : NodeOf<Expr, ExprKind::Bool> {
   bool value = false;
 };
 
 /// `inf`: positive infinity of the float dtype the context gives it.
-struct InfLit : Expr {
-  static constexpr ExprKind kKind = ExprKind::Inf;
-  InfLit() : Expr(kKind) {}
-};
+struct InfLit : NodeOf<Expr, ExprKind::Inf> {};
 
 /// A name: a loop variable, axis, `let`, scalar input, shape variable, constant, or a dtype
 /// name used as a value (`min_value(f32)`).
-struct NameExpr : Expr {
-  static constexpr ExprKind kKind = ExprKind::Name;
-  NameExpr() : Expr(kKind) {}
+struct NameExpr : NodeOf<Expr, ExprKind::Name> {
   std::string name;
 };
 
 /// `A[i, k]`; `D[]` for rank 0.
-struct LoadExpr : Expr {
-  static constexpr ExprKind kKind = ExprKind::Load;
-  LoadExpr() : Expr(kKind) {}
+struct LoadExpr : NodeOf<Expr, ExprKind::Load> {
   Ident buffer;
   std::vector<ExprPtr> indices;
 };
 
 /// `f(args)`: an intrinsic (`exp`, `max`, `select`, …) or a cast (`f32(x)`).
-struct CallExpr : Expr {
-  static constexpr ExprKind kKind = ExprKind::Call;
-  CallExpr() : Expr(kKind) {}
+struct CallExpr : NodeOf<Expr, ExprKind::Call> {
   Ident callee;
   std::vector<ExprPtr> args;
 };
 
-struct UnaryExpr : Expr {
-  static constexpr ExprKind kKind = ExprKind::Unary;
-  UnaryExpr() : Expr(kKind) {}
+struct UnaryExpr : NodeOf<Expr, ExprKind::Unary> {
   UnaryOp op = UnaryOp::Neg;
   ExprPtr operand;
 };
 
-struct BinaryExpr : Expr {
-  static constexpr ExprKind kKind = ExprKind::Binary;
-  BinaryExpr() : Expr(kKind) {}
+struct BinaryExpr : NodeOf<Expr, ExprKind::Binary> {
   BinaryOp op = BinaryOp::Add;
   ExprPtr lhs, rhs;
 };
@@ -147,61 +142,52 @@ struct GenericParam : Node {
 // ------------------------------------------------------------------------------------------
 
 enum class StmtKind { Store, Let, If, Init, Alloc, For, Block };
-enum class AssignOp { Set, Add, Sub, Mul };
-enum class LoopKind { Serial, Parallel, Vectorized, Unrolled, Thread };
+enum class AssignOp {
+#define TDSL_AST_ASSIGN_OP(NAME, SPELLING) NAME,
+#include "frontend/AST.def"
+};
+enum class LoopKind {
+#define TDSL_AST_LOOP_KIND(NAME, KEYWORD) NAME,
+#include "frontend/AST.def"
+};
 enum class AxisKind { Spatial, Reduce };
 
 const char *spelling(AssignOp op);
 const char *spelling(LoopKind kind);
 
-struct Stmt : Node {
-  explicit Stmt(StmtKind k) : kind(k) {}
-  virtual ~Stmt() = default;
-  const StmtKind kind;
-
-  template <typename T> const T *as() const {
-    return kind == T::kKind ? static_cast<const T *>(this) : nullptr;
-  }
-};
+using Stmt = KindedNode<StmtKind>;
 using StmtPtr = std::unique_ptr<Stmt>;
 
-struct StoreStmt : Stmt {
-  static constexpr StmtKind kKind = StmtKind::Store;
-  StoreStmt() : Stmt(kKind) {}
+struct StoreStmt : NodeOf<Stmt, StmtKind::Store> {
   Ident buffer;
   std::vector<ExprPtr> indices;
   AssignOp op = AssignOp::Set;
   ExprPtr value;
 };
 
-struct LetStmt : Stmt {
-  static constexpr StmtKind kKind = StmtKind::Let;
-  LetStmt() : Stmt(kKind) {}
+struct LetStmt : NodeOf<Stmt, StmtKind::Let> {
   Ident name;
   ExprPtr value;
 };
 
 /// `if c { … } else { … }`; `else if` nests an IfStmt as the only else statement.
-struct IfStmt : Stmt {
-  static constexpr StmtKind kKind = StmtKind::If;
-  IfStmt() : Stmt(kKind) {}
+struct IfStmt : NodeOf<Stmt, StmtKind::If> {
   ExprPtr cond;
   std::vector<StmtPtr> thenBody, elseBody;
   bool hasElse = false;
 };
 
-struct InitStmt : Stmt {
-  static constexpr StmtKind kKind = StmtKind::Init;
-  InitStmt() : Stmt(kKind) {}
+struct InitStmt : NodeOf<Stmt, StmtKind::Init> {
   std::vector<StmtPtr> body;
 };
 
-enum class Scope { Global, Shared, Local };
+enum class Scope {
+#define TDSL_AST_SCOPE(NAME, KEYWORD) NAME,
+#include "frontend/AST.def"
+};
 const char *spelling(Scope s);
 
-struct AllocStmt : Stmt {
-  static constexpr StmtKind kKind = StmtKind::Alloc;
-  AllocStmt() : Stmt(kKind) {}
+struct AllocStmt : NodeOf<Stmt, StmtKind::Alloc> {
   Ident name;
   Type type;
   Scope scope = Scope::Global;
@@ -213,9 +199,7 @@ struct AllocStmt : Stmt {
   std::vector<Align> aligns;
 };
 
-struct ForStmt : Stmt {
-  static constexpr StmtKind kKind = StmtKind::For;
-  ForStmt() : Stmt(kKind) {}
+struct ForStmt : NodeOf<Stmt, StmtKind::For> {
   Ident var;
   ExprPtr lo, hi; // half-open: lo <= var < hi
   LoopKind loopKind = LoopKind::Serial;
@@ -231,9 +215,7 @@ struct Axis : Node {
   ExprPtr binding; // null in the short form
 };
 
-struct BlockStmt : Stmt {
-  static constexpr StmtKind kKind = StmtKind::Block;
-  BlockStmt() : Stmt(kKind) {}
+struct BlockStmt : NodeOf<Stmt, StmtKind::Block> {
   Ident name;
   std::vector<Axis> axes;
   ExprPtr where; // null when absent
@@ -255,54 +237,34 @@ struct CallValue : Node {
 
 enum class GraphStmtKind { Dataflow, Output, Return, Bind, Call, Reshape };
 
-struct GraphStmt : Node {
-  explicit GraphStmt(GraphStmtKind k) : kind(k) {}
-  virtual ~GraphStmt() = default;
-  const GraphStmtKind kind;
-
-  template <typename T> const T *as() const {
-    return kind == T::kKind ? static_cast<const T *>(this) : nullptr;
-  }
-};
+using GraphStmt = KindedNode<GraphStmtKind>;
 using GraphStmtPtr = std::unique_ptr<GraphStmt>;
 
-struct DataflowStmt : GraphStmt {
-  static constexpr GraphStmtKind kKind = GraphStmtKind::Dataflow;
-  DataflowStmt() : GraphStmt(kKind) {}
+struct DataflowStmt : NodeOf<GraphStmt, GraphStmtKind::Dataflow> {
   std::vector<GraphStmtPtr> body;
 };
 
-struct OutputStmt : GraphStmt {
-  static constexpr GraphStmtKind kKind = GraphStmtKind::Output;
-  OutputStmt() : GraphStmt(kKind) {}
+struct OutputStmt : NodeOf<GraphStmt, GraphStmtKind::Output> {
   std::vector<Ident> names;
 };
 
-struct ReturnStmt : GraphStmt {
-  static constexpr GraphStmtKind kKind = GraphStmtKind::Return;
-  ReturnStmt() : GraphStmt(kKind) {}
+struct ReturnStmt : NodeOf<GraphStmt, GraphStmtKind::Return> {
   std::vector<Ident> names;
 };
 
 /// `a, b = call F(…);`
-struct BindStmt : GraphStmt {
-  static constexpr GraphStmtKind kKind = GraphStmtKind::Bind;
-  BindStmt() : GraphStmt(kKind) {}
+struct BindStmt : NodeOf<GraphStmt, GraphStmtKind::Bind> {
   std::vector<Ident> targets;
   CallValue call;
 };
 
 /// `call log_tensor(h);` — an impure extern called for its effect.
-struct CallStmt : GraphStmt {
-  static constexpr GraphStmtKind kKind = GraphStmtKind::Call;
-  CallStmt() : GraphStmt(kKind) {}
+struct CallStmt : NodeOf<GraphStmt, GraphStmtKind::Call> {
   CallValue call;
 };
 
 /// `v = reshape(x, [d0, …]);`
-struct ReshapeStmt : GraphStmt {
-  static constexpr GraphStmtKind kKind = GraphStmtKind::Reshape;
-  ReshapeStmt() : GraphStmt(kKind) {}
+struct ReshapeStmt : NodeOf<GraphStmt, GraphStmtKind::Reshape> {
   Ident target, source;
   std::vector<ExprPtr> shape;
 };
@@ -336,25 +298,26 @@ struct SchedParam : Node {
 // Items and modules
 // ------------------------------------------------------------------------------------------
 
-enum class ItemKind { Import, Const, Func, Graph, Extern, Schedule, Intrinsic };
+enum class ItemKind {
+#define TDSL_AST_ITEM_KIND(NAME, KEYWORD, NOUN) NAME,
+#include "frontend/AST.def"
+};
 
-struct Item : Node {
-  explicit Item(ItemKind k) : kind(k) {}
-  virtual ~Item() = default;
-  const ItemKind kind;
+/// What the AST dump shows for a resolved callee of this kind: "func", "extern", ….
+const char *spelling(ItemKind kind);
+/// What diagnostics call an item of this kind: "func", "extern func", "constant", ….
+const char *noun(ItemKind kind);
 
-  template <typename T> const T *as() const {
-    return kind == T::kKind ? static_cast<const T *>(this) : nullptr;
-  }
+struct Item : KindedNode<ItemKind> {
+  using KindedNode::as;
+  using KindedNode::KindedNode;
   template <typename T> T *as() { return kind == T::kKind ? static_cast<T *>(this) : nullptr; }
 };
 using ItemPtr = std::unique_ptr<Item>;
 
 struct Module;
 
-struct ImportDecl : Item {
-  static constexpr ItemKind kKind = ItemKind::Import;
-  ImportDecl() : Item(kKind) {}
+struct ImportDecl : NodeOf<Item, ItemKind::Import> {
   std::string path; // as written, unescaped
   SourceRange pathRange;
   std::string prefix;               // the file's stem: `nn`, `helpers`
@@ -363,9 +326,7 @@ struct ImportDecl : Item {
 
 /// `const NAME: TYPE = load("FILE.npy");` (spec §8), or `= hex("…")`: the bytes themselves,
 /// the form --emit=ir prints for a constant made by constant folding.
-struct ConstDecl : Item {
-  static constexpr ItemKind kKind = ItemKind::Const;
-  ConstDecl() : Item(kKind) {}
+struct ConstDecl : NodeOf<Item, ItemKind::Const> {
   enum class Source { Load, Hex };
   Ident name;
   Type type;
@@ -375,18 +336,14 @@ struct ConstDecl : Item {
   std::string resolvedPath; // Load: the file found (set by the module loader), else empty
 };
 
-struct FuncDecl : Item {
-  static constexpr ItemKind kKind = ItemKind::Func;
-  FuncDecl() : Item(kKind) {}
+struct FuncDecl : NodeOf<Item, ItemKind::Func> {
   Ident name;
   std::vector<GenericParam> generics;
   std::vector<Param> inputs, outputs;
   std::vector<StmtPtr> body;
 };
 
-struct ExternDecl : Item {
-  static constexpr ItemKind kKind = ItemKind::Extern;
-  ExternDecl() : Item(kKind) {}
+struct ExternDecl : NodeOf<Item, ItemKind::Extern> {
   Ident name;
   bool pure = false;
   std::vector<Param> inputs, outputs;
@@ -394,9 +351,7 @@ struct ExternDecl : Item {
   SourceRange symbolRange;
 };
 
-struct GraphDecl : Item {
-  static constexpr ItemKind kKind = ItemKind::Graph;
-  GraphDecl() : Item(kKind) {}
+struct GraphDecl : NodeOf<Item, ItemKind::Graph> {
   Ident name;
   std::vector<GenericParam> generics;
   std::vector<Param> inputs;
@@ -405,9 +360,7 @@ struct GraphDecl : Item {
   std::vector<GraphStmtPtr> body;
 };
 
-struct ScheduleDecl : Item {
-  static constexpr ItemKind kKind = ItemKind::Schedule;
-  ScheduleDecl() : Item(kKind) {}
+struct ScheduleDecl : NodeOf<Item, ItemKind::Schedule> {
   QualifiedName func;
   std::optional<Ident> target; // `cpu` or `cuda`
   std::vector<SchedParam> params;
@@ -421,9 +374,7 @@ struct ScheduleDecl : Item {
 
 /// `intrinsic NAME(DESC, IMPL);`: a tensor intrinsic for `tensorize` (docs/schedules.md). DESC
 /// and IMPL name funcs (IMPL may be an extern) of the same module.
-struct IntrinsicDecl : Item {
-  static constexpr ItemKind kKind = ItemKind::Intrinsic;
-  IntrinsicDecl() : Item(kKind) {}
+struct IntrinsicDecl : NodeOf<Item, ItemKind::Intrinsic> {
   Ident name, desc, impl;
 };
 

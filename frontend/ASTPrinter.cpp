@@ -51,21 +51,6 @@ std::string schedArgToString(const ast::SchedArg &a) {
   return "?";
 }
 
-const char *itemKindName(const ast::Item *item) {
-  switch (item->kind) {
-  case ast::ItemKind::Func:
-    return "func";
-  case ast::ItemKind::Graph:
-    return "graph";
-  case ast::ItemKind::Extern:
-    return "extern";
-  case ast::ItemKind::Const:
-    return "const";
-  default:
-    return "item";
-  }
-}
-
 class Dumper {
 public:
   explicit Dumper(std::ostream &os) : os_(os) {}
@@ -235,7 +220,7 @@ private:
     if (c.declaredType)
       os_ << " -> " << typeToString(*c.declaredType);
     if (c.resolved)
-      os_ << " [" << itemKindName(c.resolved) << " " << declaredName(*c.resolved) << "]";
+      os_ << " [" << ast::spelling(c.resolved->kind) << " " << declaredName(*c.resolved) << "]";
   }
 
   void idents(const std::vector<ast::Ident> &ids) {
@@ -248,28 +233,30 @@ private:
       line(d) << "Dataflow" << loc(s) << "\n";
       for (const ast::GraphStmtPtr &inner : df->body)
         graphStmt(*inner, d + 1);
-    } else if (auto *o = s.as<ast::OutputStmt>()) {
+      return;
+    }
+    if (auto *r = s.as<ast::ReshapeStmt>()) {
+      line(d) << "Reshape " << r->target.name << " = reshape(" << r->source.name << ", ["
+              << joinExprs(r->shape) << "])" << loc(s) << "\n";
+      return;
+    }
+    // Output, Return, Bind and Call: the keyword, the names, the call, then the location.
+    if (auto *o = s.as<ast::OutputStmt>()) {
       line(d) << "Output ";
       idents(o->names);
-      os_ << loc(s) << "\n";
     } else if (auto *r = s.as<ast::ReturnStmt>()) {
       line(d) << "Return ";
       idents(r->names);
-      os_ << loc(s) << "\n";
     } else if (auto *b = s.as<ast::BindStmt>()) {
       line(d) << "Bind ";
       idents(b->targets);
       os_ << " = ";
       call(b->call);
-      os_ << loc(s) << "\n";
     } else if (auto *c = s.as<ast::CallStmt>()) {
       line(d) << "Call ";
       call(c->call);
-      os_ << loc(s) << "\n";
-    } else if (auto *r = s.as<ast::ReshapeStmt>()) {
-      line(d) << "Reshape " << r->target.name << " = reshape(" << r->source.name << ", ["
-              << joinExprs(r->shape) << "])" << loc(s) << "\n";
     }
+    os_ << loc(s) << "\n";
   }
 
   std::ostream &os_;

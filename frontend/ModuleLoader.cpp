@@ -215,21 +215,6 @@ std::vector<std::string> ModuleLoader::dependencies() const {
 
 namespace {
 
-const char *itemKindName(const ast::Item &item) {
-  switch (item.kind) {
-  case ast::ItemKind::Func:
-    return "func";
-  case ast::ItemKind::Graph:
-    return "graph";
-  case ast::ItemKind::Extern:
-    return "extern func";
-  case ast::ItemKind::Const:
-    return "constant";
-  default:
-    return "item";
-  }
-}
-
 SourceRange nameRange(const ast::Item &item) {
   if (auto *f = item.as<ast::FuncDecl>())
     return f->name.range;
@@ -305,7 +290,7 @@ void checkSymbols(const ast::Module &m, DiagnosticEngine &diags) {
     if (item->kind != ast::ItemKind::Func && item->kind != ast::ItemKind::Graph)
       continue;
     const std::string &name = declaredName(*item);
-    std::string what = std::string(itemKindName(*item)) + " '" + name + "'";
+    std::string what = std::string(ast::noun(item->kind)) + " '" + name + "'";
     if (name.rfind("tdsl_", 0) == 0) {
       diags.error(nameRange(*item), what + ": names beginning with 'tdsl_' are reserved for the "
                                            "runtime's symbols (tdsl_last_error)");
@@ -318,7 +303,7 @@ void checkSymbols(const ast::Module &m, DiagnosticEngine &diags) {
       if (declaredName(*prev->second) == name)
         break; // a redefinition, reported as such
       std::string other =
-          std::string(itemKindName(*prev->second)) + " '" + declaredName(*prev->second) + "'";
+          std::string(ast::noun(prev->second->kind)) + " '" + declaredName(*prev->second) + "'";
       bool entry = symbol != name; // this item's DLPack entry meets the other's name
       diags
           .error(nameRange(*item),
@@ -343,7 +328,7 @@ void checkSymbols(const ast::Module &m, DiagnosticEngine &diags) {
     if (it == defined.end() || e->symbol == declaredName(*it->second))
       continue;
     std::string other =
-        std::string(itemKindName(*it->second)) + " '" + declaredName(*it->second) + "'";
+        std::string(ast::noun(it->second->kind)) + " '" + declaredName(*it->second) + "'";
     bool entry = e->symbol != declaredName(*it->second);
     diags
         .error(e->symbolRange, "extern symbol '" + e->symbol + "' is defined by this module's " +
@@ -365,7 +350,7 @@ void resolveNames(const std::vector<ast::Module *> &modules, DiagnosticEngine &d
       if (!inserted)
         diags.error(nameRange(*item), "redefinition of '" + name + "'")
             .note(nameRange(*prev->second), std::string("previous definition of ") +
-                                                itemKindName(*prev->second) + " '" + name +
+                                                ast::noun(prev->second->kind) + " '" + name +
                                                 "' is here");
     }
     checkSymbols(*m, diags);
@@ -388,7 +373,7 @@ void resolveNames(const std::vector<ast::Module *> &modules, DiagnosticEngine &d
         continue;
       if (target->kind != ast::ItemKind::Func) {
         diags
-            .error(s->func.range, std::string("cannot schedule ") + itemKindName(*target) + " '" +
+            .error(s->func.range, std::string("cannot schedule ") + ast::noun(target->kind) + " '" +
                                       s->func.str() + "'; schedules apply to funcs")
             .note(nameRange(*target), "declared here");
         continue;
