@@ -1,7 +1,6 @@
 //===- ir/DType.cpp - Scalar and vector element types -------------------------------------===//
 #include "ir/DType.h"
 
-#include <array>
 #include <charconv>
 
 namespace tdsl::ir {
@@ -13,21 +12,10 @@ struct CodeInfo {
   int bits;
 };
 
-constexpr std::array<CodeInfo, 13> kCodes = {{
-    {DType::Code::Bool, "bool", 1},
-    {DType::Code::I8, "i8", 8},
-    {DType::Code::I16, "i16", 16},
-    {DType::Code::I32, "i32", 32},
-    {DType::Code::I64, "i64", 64},
-    {DType::Code::U8, "u8", 8},
-    {DType::Code::U16, "u16", 16},
-    {DType::Code::U32, "u32", 32},
-    {DType::Code::U64, "u64", 64},
-    {DType::Code::F16, "f16", 16},
-    {DType::Code::BF16, "bf16", 16},
-    {DType::Code::F32, "f32", 32},
-    {DType::Code::F64, "f64", 64},
-}};
+constexpr CodeInfo kCodes[] = {
+#define TDSL_DTYPE(CODE, CTOR, NAME, BITS, STORAGE) {DType::Code::CODE, NAME, BITS},
+#include "ir/DType.def"
+};
 
 const CodeInfo &info(DType::Code code) { return kCodes[static_cast<size_t>(code)]; }
 

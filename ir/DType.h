@@ -15,25 +15,19 @@ namespace tdsl::ir {
 
 class DType {
 public:
-  enum class Code : uint8_t { Bool, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64 };
+  enum class Code : uint8_t {
+#define TDSL_DTYPE(CODE, CTOR, NAME, BITS, STORAGE) CODE,
+#include "ir/DType.def"
+  };
 
   /// The default dtype is i64, the type of loop variables, axes and shape variables.
   constexpr DType() = default;
   constexpr explicit DType(Code code, uint16_t lanes = 1) : code_(code), lanes_(lanes) {}
 
-  static constexpr DType boolean() { return DType(Code::Bool); }
-  static constexpr DType i8() { return DType(Code::I8); }
-  static constexpr DType i16() { return DType(Code::I16); }
-  static constexpr DType i32() { return DType(Code::I32); }
-  static constexpr DType i64() { return DType(Code::I64); }
-  static constexpr DType u8() { return DType(Code::U8); }
-  static constexpr DType u16() { return DType(Code::U16); }
-  static constexpr DType u32() { return DType(Code::U32); }
-  static constexpr DType u64() { return DType(Code::U64); }
-  static constexpr DType f16() { return DType(Code::F16); }
-  static constexpr DType bf16() { return DType(Code::BF16); }
-  static constexpr DType f32() { return DType(Code::F32); }
-  static constexpr DType f64() { return DType(Code::F64); }
+  /// DType::boolean(), DType::i8(), …, DType::f64(): the scalar of each code.
+#define TDSL_DTYPE(CODE, CTOR, NAME, BITS, STORAGE)                                                \
+  static constexpr DType CTOR() { return DType(Code::CODE); }
+#include "ir/DType.def"
 
   constexpr Code code() const { return code_; }
   constexpr uint16_t lanes() const { return lanes_; }
@@ -72,5 +66,16 @@ private:
   Code code_ = Code::I64;
   uint16_t lanes_ = 1;
 };
+
+/// Calls `f(T())` with T the C type one lane of `code` is stored as (the storage column of
+/// ir/DType.def: uint8_t for bool, uint16_t for f16 and bf16).
+template <typename F> void withStorageType(DType::Code code, F &&f) {
+  switch (code) {
+#define TDSL_DTYPE(CODE, CTOR, NAME, BITS, STORAGE)                                                \
+  case DType::Code::CODE:                                                                          \
+    return f(STORAGE());
+#include "ir/DType.def"
+  }
+}
 
 } // namespace tdsl::ir

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <new>
 #include <stdexcept>
+#include <type_traits>
 
 #if defined(__linux__)
 #include <sys/sysinfo.h>
@@ -18,24 +19,16 @@ using ir::DType;
 using Code = DType::Code;
 
 int64_t normaliseInt(DType dtype, uint64_t bits) {
-  switch (dtype.code()) {
-  case Code::Bool:
+  if (dtype.isBool())
     return bits != 0;
-  case Code::I8:
-    return static_cast<int8_t>(bits);
-  case Code::I16:
-    return static_cast<int16_t>(bits);
-  case Code::I32:
-    return static_cast<int32_t>(bits);
-  case Code::U8:
-    return static_cast<uint8_t>(bits);
-  case Code::U16:
-    return static_cast<uint16_t>(bits);
-  case Code::U32:
-    return static_cast<uint32_t>(bits);
-  default:
+  if (dtype.isFloat())
     return static_cast<int64_t>(bits);
-  }
+  // Truncated to the storage type, then sign- or zero-extended.
+  int64_t value = 0;
+  ir::withStorageType(dtype.code(), [&](auto zero) {
+    value = static_cast<int64_t>(static_cast<decltype(zero)>(bits));
+  });
+  return value;
 }
 
 double roundToFloat(DType dtype, double value) {
@@ -128,44 +121,20 @@ Scalar Tensor::load(int64_t index) const {
   const uint8_t *p = bytes.data() + index * dtype.storageBytes();
   Scalar s;
   s.dtype = dtype;
-  switch (dtype.code()) {
-  case Code::Bool:
+  if (dtype.isBool()) {
     s.i = *p != 0;
-    break;
-  case Code::I8:
-    s.i = read<int8_t>(p);
-    break;
-  case Code::I16:
-    s.i = read<int16_t>(p);
-    break;
-  case Code::I32:
-    s.i = read<int32_t>(p);
-    break;
-  case Code::I64:
-  case Code::U64:
-    s.i = read<int64_t>(p);
-    break;
-  case Code::U8:
-    s.i = read<uint8_t>(p);
-    break;
-  case Code::U16:
-    s.i = read<uint16_t>(p);
-    break;
-  case Code::U32:
-    s.i = read<uint32_t>(p);
-    break;
-  case Code::F16:
+  } else if (dtype.code() == Code::F16) {
     s.f = f16ToDouble(read<uint16_t>(p));
-    break;
-  case Code::BF16:
+  } else if (dtype.code() == Code::BF16) {
     s.f = bf16ToDouble(read<uint16_t>(p));
-    break;
-  case Code::F32:
-    s.f = read<float>(p);
-    break;
-  case Code::F64:
-    s.f = read<double>(p);
-    break;
+  } else {
+    ir::withStorageType(dtype.code(), [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (std::is_floating_point_v<T>)
+        s.f = read<T>(p);
+      else
+        s.i = static_cast<int64_t>(read<T>(p));
+    });
   }
   return s;
 }
@@ -173,36 +142,18 @@ Scalar Tensor::load(int64_t index) const {
 void Tensor::store(int64_t index, const Scalar &value) {
   assert(value.dtype == dtype && "storing a scalar of another dtype");
   uint8_t *p = bytes.data() + index * dtype.storageBytes();
-  switch (dtype.code()) {
-  case Code::Bool:
-  case Code::I8:
-  case Code::U8:
-    *p = static_cast<uint8_t>(value.i);
-    break;
-  case Code::I16:
-  case Code::U16:
-    write(p, static_cast<uint16_t>(value.i));
-    break;
-  case Code::I32:
-  case Code::U32:
-    write(p, static_cast<uint32_t>(value.i));
-    break;
-  case Code::I64:
-  case Code::U64:
-    write(p, value.i);
-    break;
-  case Code::F16:
+  if (dtype.code() == Code::F16) {
     write(p, f16FromDouble(value.f));
-    break;
-  case Code::BF16:
+  } else if (dtype.code() == Code::BF16) {
     write(p, bf16FromDouble(value.f));
-    break;
-  case Code::F32:
-    write(p, static_cast<float>(value.f));
-    break;
-  case Code::F64:
-    write(p, value.f);
-    break;
+  } else {
+    ir::withStorageType(dtype.code(), [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (std::is_floating_point_v<T>)
+        write(p, static_cast<T>(value.f));
+      else
+        write(p, static_cast<T>(value.i));
+    });
   }
 }
 

@@ -12,29 +12,10 @@ using namespace ir;
 
 std::string storageType(DType t) {
   switch (t.code()) {
-  case DType::Code::Bool:
-  case DType::Code::U8:
-    return "uint8_t";
-  case DType::Code::I8:
-    return "int8_t";
-  case DType::Code::I16:
-    return "int16_t";
-  case DType::Code::I32:
-    return "int32_t";
-  case DType::Code::I64:
-    return "int64_t";
-  case DType::Code::U16:
-  case DType::Code::F16:
-  case DType::Code::BF16:
-    return "uint16_t";
-  case DType::Code::U32:
-    return "uint32_t";
-  case DType::Code::U64:
-    return "uint64_t";
-  case DType::Code::F32:
-    return "float";
-  case DType::Code::F64:
-    return "double";
+#define TDSL_DTYPE(CODE, CTOR, NAME, BITS, STORAGE)                                                \
+  case DType::Code::CODE:                                                                          \
+    return #STORAGE;
+#include "ir/DType.def"
   }
   return "?";
 }
