@@ -68,15 +68,8 @@ Buffer::Buffer(std::string nameHint, DType dtype, std::vector<Expr> shape, Buffe
 }
 
 const char *scopeName(MemScope scope) {
-  switch (scope) {
-  case MemScope::Global:
-    return "global";
-  case MemScope::Shared:
-    return "shared";
-  case MemScope::Local:
-    return "local";
-  }
-  return "?";
+  static constexpr const char *kNames[] = {"global", "shared", "local"}; // MemScope's order
+  return kNames[static_cast<size_t>(scope)];
 }
 
 std::optional<MemScope> parseScope(std::string_view text) {
@@ -87,19 +80,9 @@ std::optional<MemScope> parseScope(std::string_view text) {
 }
 
 const char *forKindName(ForKind kind) {
-  switch (kind) {
-  case ForKind::Serial:
-    return "serial";
-  case ForKind::Parallel:
-    return "parallel";
-  case ForKind::Vectorized:
-    return "vectorized";
-  case ForKind::Unrolled:
-    return "unrolled";
-  case ForKind::ThreadBinding:
-    return "thread";
-  }
-  return "?";
+  static constexpr const char *kNames[] = {"serial", "parallel", "vectorized", "unrolled",
+                                           "thread"}; // ForKind's order
+  return kNames[static_cast<size_t>(kind)];
 }
 
 const char *intrinsicName(Intrinsic op) {

@@ -194,44 +194,44 @@ protected:
   explicit StmtNode(StmtKind kind) : kind(kind) {}
 };
 
-/// Gives a node type its static kKind (what as<T>() checks) and sets the kind on construction.
-template <ExprKind K> struct ExprNodeOf : ExprNode {
-  static constexpr ExprKind kKind = K;
-  ExprNodeOf() : ExprNode(K) {}
+/// Gives a node type of the family `Base` (ExprNode, StmtNode, FuncNode) its static kKind (what
+/// as<T>() checks) and sets the kind on construction.
+template <typename Base, auto K> struct NodeOf : Base {
+  static constexpr decltype(K) kKind = K;
+  NodeOf() : Base(K) {}
 };
-template <StmtKind K> struct StmtNodeOf : StmtNode {
-  static constexpr StmtKind kKind = K;
-  StmtNodeOf() : StmtNode(K) {}
+template <ExprKind K> using ExprNodeOf = NodeOf<ExprNode, K>;
+template <StmtKind K> using StmtNodeOf = NodeOf<StmtNode, K>;
+
+/// A handle on a node of the family `Node` (ExprNode, StmtNode, FuncNode): its kind and a
+/// checked downcast.
+template <typename Node> class NodeHandle : public IntrusivePtr<const Node> {
+public:
+  NodeHandle() = default;
+  NodeHandle(const Node *node) : IntrusivePtr<const Node>(node) {}
+
+  auto kind() const { return this->get()->kind; }
+  /// Checked downcast: the node as a T, or nullptr if it is undefined or another kind.
+  template <typename T> const T *as() const {
+    if (!this->defined() || this->get()->kind != T::kKind)
+      return nullptr;
+    return static_cast<const T *>(this->get());
+  }
 };
 
-class Expr : public IntrusivePtr<const ExprNode> {
+class Expr : public NodeHandle<ExprNode> {
 public:
+  using NodeHandle::NodeHandle;
   Expr() = default;
-  Expr(const ExprNode *node) : IntrusivePtr(node) {}
   /// A reference to `var` (a new VarRef node).
   Expr(const Var &var);
 
   DType dtype() const { return get()->type; }
-  ExprKind kind() const { return get()->kind; }
-  /// Checked downcast: the node as a T, or nullptr if it is undefined or another kind.
-  template <typename T> const T *as() const {
-    if (!defined() || get()->kind != T::kKind)
-      return nullptr;
-    return static_cast<const T *>(get());
-  }
 };
 
-class Stmt : public IntrusivePtr<const StmtNode> {
+class Stmt : public NodeHandle<StmtNode> {
 public:
-  Stmt() = default;
-  Stmt(const StmtNode *node) : IntrusivePtr(node) {}
-
-  StmtKind kind() const { return get()->kind; }
-  template <typename T> const T *as() const {
-    if (!defined() || get()->kind != T::kKind)
-      return nullptr;
-    return static_cast<const T *>(get());
-  }
+  using NodeHandle::NodeHandle;
 };
 
 struct VarNode final : IRNode {
@@ -571,23 +571,13 @@ protected:
   explicit FuncNode(FuncKind kind) : kind(kind) {}
 };
 
-template <FuncKind K> struct FuncNodeOf : FuncNode {
-  static constexpr FuncKind kKind = K;
-  FuncNodeOf() : FuncNode(K) {}
-};
+template <FuncKind K> using FuncNodeOf = NodeOf<FuncNode, K>;
 
-class Func : public IntrusivePtr<const FuncNode> {
+class Func : public NodeHandle<FuncNode> {
 public:
-  Func() = default;
-  Func(const FuncNode *node) : IntrusivePtr(node) {}
+  using NodeHandle::NodeHandle;
 
-  FuncKind kind() const { return get()->kind; }
   const std::string &name() const { return get()->name; }
-  template <typename T> const T *as() const {
-    if (!defined() || get()->kind != T::kKind)
-      return nullptr;
-    return static_cast<const T *>(get());
-  }
 };
 
 /// A tensor function (`func`, spec §5): destination passing, inputs then outputs.

@@ -114,37 +114,17 @@ enum Precedence : int {
   kPrimary = 7,
 };
 
+/// The infix operator of a binary node; nullptr for Min and Max, printed as calls.
 const char *binaryOperator(ExprKind kind) {
-  switch (kind) {
-  case ExprKind::Add:
-    return "+";
-  case ExprKind::Sub:
-    return "-";
-  case ExprKind::Mul:
-    return "*";
-  case ExprKind::Div:
-    return "/";
-  case ExprKind::Mod:
-    return "%";
-  case ExprKind::EQ:
-    return "==";
-  case ExprKind::NE:
-    return "!=";
-  case ExprKind::LT:
-    return "<";
-  case ExprKind::LE:
-    return "<=";
-  case ExprKind::GT:
-    return ">";
-  case ExprKind::GE:
-    return ">=";
-  case ExprKind::And:
-    return "&&";
-  case ExprKind::Or:
-    return "||";
-  default:
-    return nullptr;
-  }
+  static constexpr std::pair<ExprKind, const char *> kOperators[] = {
+      {ExprKind::Add, "+"}, {ExprKind::Sub, "-"}, {ExprKind::Mul, "*"}, {ExprKind::Div, "/"},
+      {ExprKind::Mod, "%"}, {ExprKind::EQ, "=="}, {ExprKind::NE, "!="}, {ExprKind::LT, "<"},
+      {ExprKind::LE, "<="}, {ExprKind::GT, ">"},  {ExprKind::GE, ">="}, {ExprKind::And, "&&"},
+      {ExprKind::Or, "||"}};
+  for (const auto &[k, symbol] : kOperators)
+    if (k == kind)
+      return symbol;
+  return nullptr;
 }
 
 int precedence(const Expr &e) {
