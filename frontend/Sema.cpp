@@ -461,12 +461,21 @@ Expr ExprChecker::call(const ast::CallExpr &c, std::optional<DType> expected) {
   return Call::make(type, it->second, std::move(ops), loc);
 }
 
+/// The IR node of `op` on checked operands: each ast::BinaryOp has the IR node of its name.
+static Expr makeBinary(ast::BinaryOp op, Expr a, Expr b, SourceLoc loc) {
+  switch (op) {
+#define TDSL_AST_BINARY_OP(NAME, SPELLING)                                                         \
+  case ast::BinaryOp::NAME:                                                                        \
+    return NAME::make(std::move(a), std::move(b), loc);
+#include "frontend/AST.def"
+  }
+  return {};
+}
+
 Expr ExprChecker::binary(const ast::BinaryExpr &b, std::optional<DType> expected) {
   SourceLoc loc = locOf(b);
   std::string what = std::string("'") + spelling(b.op) + "'";
-  switch (b.op) {
-  case ast::BinaryOp::And:
-  case ast::BinaryOp::Or: {
+  if (b.op == ast::BinaryOp::And || b.op == ast::BinaryOp::Or) {
     Expr l = check(*b.lhs, DType::boolean()), r = check(*b.rhs, DType::boolean());
     if (!l.defined() || !r.defined())
       return {};
@@ -475,54 +484,19 @@ Expr ExprChecker::binary(const ast::BinaryExpr &b, std::optional<DType> expected
         error(*side, "operands of " + what + " must be bool, got " + e.dtype().name());
         return {};
       }
-    return b.op == ast::BinaryOp::And ? And::make(l, r, loc) : Or::make(l, r, loc);
+    return makeBinary(b.op, l, r, loc);
   }
-  case ast::BinaryOp::EQ:
-  case ast::BinaryOp::NE:
-  case ast::BinaryOp::LT:
-  case ast::BinaryOp::LE:
-  case ast::BinaryOp::GT:
-  case ast::BinaryOp::GE: {
-    std::vector<Expr> ops = unify({b.lhs.get(), b.rhs.get()}, std::nullopt, b, what);
-    if (ops.empty())
-      return {};
-    switch (b.op) {
-    case ast::BinaryOp::EQ:
-      return EQ::make(ops[0], ops[1], loc);
-    case ast::BinaryOp::NE:
-      return NE::make(ops[0], ops[1], loc);
-    case ast::BinaryOp::LT:
-      return LT::make(ops[0], ops[1], loc);
-    case ast::BinaryOp::LE:
-      return LE::make(ops[0], ops[1], loc);
-    case ast::BinaryOp::GT:
-      return GT::make(ops[0], ops[1], loc);
-    default:
-      return GE::make(ops[0], ops[1], loc);
-    }
-  }
-  default:
-    break;
-  }
-  std::vector<Expr> ops = unify({b.lhs.get(), b.rhs.get()}, expected, b, what);
+  // ==, !=, <, <=, >, >= (consecutive in frontend/AST.def) take any type and give bool.
+  bool comparison = b.op >= ast::BinaryOp::EQ && b.op <= ast::BinaryOp::GE;
+  std::vector<Expr> ops =
+      unify({b.lhs.get(), b.rhs.get()}, comparison ? std::optional<DType>() : expected, b, what);
   if (ops.empty())
     return {};
-  if (ops[0].dtype().isBool()) {
+  if (!comparison && ops[0].dtype().isBool()) {
     error(b, "arithmetic " + what + " on bool operands; use && or ||");
     return {};
   }
-  switch (b.op) {
-  case ast::BinaryOp::Add:
-    return Add::make(ops[0], ops[1], loc);
-  case ast::BinaryOp::Sub:
-    return Sub::make(ops[0], ops[1], loc);
-  case ast::BinaryOp::Mul:
-    return Mul::make(ops[0], ops[1], loc);
-  case ast::BinaryOp::Div:
-    return Div::make(ops[0], ops[1], loc);
-  default:
-    return Mod::make(ops[0], ops[1], loc);
-  }
+  return makeBinary(b.op, ops[0], ops[1], loc);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -549,6 +523,15 @@ void SignatureChecker::generics(const std::vector<ast::GenericParam> &gs, std::v
     if (scopes.declare(g.name.name, sym, diags))
       out.push_back(v);
   }
+}
+
+bool SignatureChecker::signature(const std::vector<ast::GenericParam> &gs,
+                                 const std::vector<ast::Param> &ins,
+                                 const std::vector<ast::Param> &outs, CheckedSignature &out) {
+  generics(gs, out.consts);
+  bool ok = params(ins, BufferRole::Input, out.inputs, out.outputs, out.shapeVars, true);
+  ok &= params(outs, BufferRole::Output, out.inputs, out.outputs, out.shapeVars, false);
+  return ok;
 }
 
 namespace {
@@ -756,22 +739,16 @@ public:
   }
 
   Func build() {
-    SignatureChecker sig{scopes_, diags_};
-    std::vector<Var> consts, shapeVars;
-    std::vector<FuncParam> inputs;
-    std::vector<Buffer> outputs;
-    sig.generics(f_.generics, consts);
-    bool ok = sig.params(f_.inputs, BufferRole::Input, inputs, outputs, shapeVars, true);
-    ok &= sig.params(f_.outputs, BufferRole::Output, inputs, outputs, shapeVars, false);
-    if (!ok)
+    CheckedSignature sig;
+    if (!SignatureChecker{scopes_, diags_}.signature(f_.generics, f_.inputs, f_.outputs, sig))
       return {};
     scopes_.push();
     std::vector<Stmt> body = items(f_.body, /*inLoop=*/false);
     scopes_.pop();
     if (failed_)
       return {};
-    return PrimFunc::make(name_, consts, inputs, outputs, shapeVars, rootAllocs_, seq(body),
-                          locOf(f_));
+    return PrimFunc::make(name_, sig.consts, sig.inputs, sig.outputs, sig.shapeVars, rootAllocs_,
+                          seq(body), locOf(f_));
   }
 
 private:

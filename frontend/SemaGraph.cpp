@@ -120,19 +120,17 @@ std::string typeString(DType t, const std::vector<Expr> &shape) {
   return s + "]";
 }
 
-const std::vector<FuncParam> *inputsOf(const Func &f) {
+/// The inputs and outputs of a func a graph can call; null for a graph.
+struct CalleeSignature {
+  const std::vector<FuncParam> *inputs = nullptr;
+  const std::vector<Buffer> *outputs = nullptr;
+};
+CalleeSignature signatureOf(const Func &f) {
   if (auto *p = f.as<PrimFunc>())
-    return &p->inputs;
+    return {&p->inputs, &p->outputs};
   if (auto *e = f.as<ExternFunc>())
-    return &e->inputs;
-  return nullptr;
-}
-const std::vector<Buffer> *outputsOf(const Func &f) {
-  if (auto *p = f.as<PrimFunc>())
-    return &p->outputs;
-  if (auto *e = f.as<ExternFunc>())
-    return &e->outputs;
-  return nullptr;
+    return {&e->inputs, &e->outputs};
+  return {};
 }
 
 struct Value {
@@ -155,12 +153,9 @@ public:
   }
 
   Func build() {
-    SignatureChecker sig{scopes_, diags_};
-    std::vector<Var> consts, shapeVars;
-    std::vector<FuncParam> inputs;
-    std::vector<Buffer> none;
-    sig.generics(g_.generics, consts);
-    bool ok = sig.params(g_.inputs, BufferRole::Input, inputs, none, shapeVars, true);
+    SignatureChecker checker{scopes_, diags_};
+    CheckedSignature sig;
+    bool ok = checker.signature(g_.generics, g_.inputs, {}, sig);
     for (const ast::Param &p : g_.inputs) {
       const Symbol *s = scopes_.lookup(p.name.name);
       if (!s)
@@ -168,10 +163,10 @@ public:
       values_[p.name.name] = Value{s->buffer, s->var, p.name.range, false};
     }
     for (const ast::Type &t : g_.results) {
-      std::optional<DType> dt = sig.dtype(t.dtype);
+      std::optional<DType> dt = checker.dtype(t.dtype);
       std::vector<Var> noVars;
       std::optional<std::vector<Expr>> dims =
-          t.isTensor ? sig.shape(t, false, noVars)
+          t.isTensor ? checker.shape(t, false, noVars)
                      : std::optional<std::vector<Expr>>(std::vector<Expr>{});
       if (!t.isTensor) {
         diags_.error(t.range, "graph results must be tensors");
@@ -215,7 +210,7 @@ public:
     }
     if (failed_)
       return {};
-    return GraphFunc::make(name_, consts, inputs, shapeVars, body, results_, locOf(g_));
+    return GraphFunc::make(name_, sig.consts, sig.inputs, sig.shapeVars, body, results_, locOf(g_));
   }
 
 private:
@@ -368,8 +363,9 @@ private:
       return std::nullopt; // the callee itself had errors
     }
     Func callee = fit->second;
-    const std::vector<FuncParam> &params = *inputsOf(callee);
-    const std::vector<Buffer> &outs = *outputsOf(callee);
+    CalleeSignature signature = signatureOf(callee);
+    const std::vector<FuncParam> &params = *signature.inputs;
+    const std::vector<Buffer> &outs = *signature.outputs;
     std::string cname = "'" + cv.callee.str() + "'";
     // Purity (spec §8): inside dataflow only funcs and pure externs.
     if (auto *ext = callee.as<ExternFunc>(); ext && !ext->pure && inDataflow) {
@@ -663,13 +659,8 @@ private:
 
 Func buildExtern(const ast::ExternDecl &e, const std::string &name, DiagnosticEngine &diags) {
   Scopes scopes;
-  SignatureChecker sig{scopes, diags};
-  std::vector<Var> shapeVars;
-  std::vector<FuncParam> inputs;
-  std::vector<Buffer> outputs;
-  bool ok = sig.params(e.inputs, BufferRole::Input, inputs, outputs, shapeVars, true);
-  ok &= sig.params(e.outputs, BufferRole::Output, inputs, outputs, shapeVars, false);
-  if (!ok)
+  CheckedSignature sig;
+  if (!SignatureChecker{scopes, diags}.signature({}, e.inputs, e.outputs, sig))
     return {};
   // The symbol is called from C and C++ (spec §8, §10): it must be an identifier there.
   bool identifier = !e.symbol.empty() && !std::isdigit(static_cast<unsigned char>(e.symbol[0]));
@@ -694,12 +685,12 @@ Func buildExtern(const ast::ExternDecl &e, const std::string &name, DiagnosticEn
                                    "starting with a digit)");
     return {};
   }
-  if (e.pure && outputs.empty()) {
+  if (e.pure && sig.outputs.empty()) {
     diags.error(e.name.range,
                 "pure extern '" + e.name.name + "' has no outputs; it would compute nothing");
     return {};
   }
-  return ExternFunc::make(name, e.pure, inputs, outputs, shapeVars, e.symbol, locOf(e));
+  return ExternFunc::make(name, e.pure, sig.inputs, sig.outputs, sig.shapeVars, e.symbol, locOf(e));
 }
 
 Func buildGraph(const ast::GraphDecl &g, const std::string &name, const FuncTable &funcs,

@@ -91,6 +91,14 @@ private:
 
 /// Signatures: dtypes, generic constants, shape variables (introduced by an input's whole
 /// dimension), tensor and scalar parameters.
+/// A signature after checking: generic constants, inputs, outputs, and the shape variables the
+/// inputs introduce.
+struct CheckedSignature {
+  std::vector<ir::Var> consts, shapeVars;
+  std::vector<ir::FuncParam> inputs;
+  std::vector<ir::Buffer> outputs;
+};
+
 struct SignatureChecker {
   Scopes &scopes;
   DiagnosticEngine &diags;
@@ -110,6 +118,10 @@ struct SignatureChecker {
   bool params(const std::vector<ast::Param> &ps, ir::BufferRole role,
               std::vector<ir::FuncParam> &inputs, std::vector<ir::Buffer> &outputs,
               std::vector<ir::Var> &shapeVars, bool allowScalars);
+  /// Generics, then inputs (scalars allowed), then outputs (tensors only), declared in that
+  /// order into `out`; every part is checked. False after an error.
+  bool signature(const std::vector<ast::GenericParam> &gs, const std::vector<ast::Param> &ins,
+                 const std::vector<ast::Param> &outs, CheckedSignature &out);
 };
 
 /// The exact value of an integer expression over constants (spec §4 dimensions and extents):

@@ -38,28 +38,22 @@ ConstResult failure(ConstResult::Kind k, SourceLoc at) {
 /// `v` as a value of integer type `t` (two's complement truncation for the narrower types).
 int64_t normalise(DType t, int64_t v) { return asConstInt(IntImm::make(t, v)).value(); }
 
+/// a + b, a - b or a * b (`op`), or nullopt where the result overflows i64.
+std::optional<int64_t> checkedArith(char op, int64_t a, int64_t b) {
+  int64_t r;
+  bool overflow = op == '+'   ? __builtin_add_overflow(a, b, &r)
+                  : op == '-' ? __builtin_sub_overflow(a, b, &r)
+                              : __builtin_mul_overflow(a, b, &r);
+  if (overflow)
+    return std::nullopt;
+  return r;
+}
+
 } // namespace
 
-std::optional<int64_t> checkedAdd(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r))
-    return std::nullopt;
-  return r;
-}
-
-std::optional<int64_t> checkedSub(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_sub_overflow(a, b, &r))
-    return std::nullopt;
-  return r;
-}
-
-std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_mul_overflow(a, b, &r))
-    return std::nullopt;
-  return r;
-}
+std::optional<int64_t> checkedAdd(int64_t a, int64_t b) { return checkedArith('+', a, b); }
+std::optional<int64_t> checkedSub(int64_t a, int64_t b) { return checkedArith('-', a, b); }
+std::optional<int64_t> checkedMul(int64_t a, int64_t b) { return checkedArith('*', a, b); }
 
 std::optional<int64_t> checkedFloorDiv(int64_t a, int64_t b) {
   if (b == 0 || (a == INT64_MIN && b == -1))
@@ -100,20 +94,16 @@ ConstResult evalConstant(const Expr &e) {
     return value(normalise(n->type, static_cast<int64_t>(0 - static_cast<uint64_t>(v.value))));
   }
   const Expr *lhs = nullptr, *rhs = nullptr;
-  if (auto *b = e.as<Add>())
-    lhs = &b->a, rhs = &b->b;
-  else if (auto *b = e.as<Sub>())
-    lhs = &b->a, rhs = &b->b;
-  else if (auto *b = e.as<Mul>())
-    lhs = &b->a, rhs = &b->b;
-  else if (auto *b = e.as<Div>())
-    lhs = &b->a, rhs = &b->b;
-  else if (auto *b = e.as<Mod>())
-    lhs = &b->a, rhs = &b->b;
-  else if (auto *b = e.as<Min>())
-    lhs = &b->a, rhs = &b->b;
-  else if (auto *b = e.as<Max>())
-    lhs = &b->a, rhs = &b->b;
+  switch (e.kind()) {
+#define TDSL_OPERANDS(NAME)                                                                        \
+  case ExprKind::NAME:                                                                             \
+    lhs = &e.as<NAME>()->a, rhs = &e.as<NAME>()->b;                                                \
+    break;
+    TDSL_FOR_EACH_ARITH_BINARY_NODE(TDSL_OPERANDS)
+#undef TDSL_OPERANDS
+  default:
+    break;
+  }
   if (!lhs || !e.dtype().isInteger())
     return {};
   // Both sides first: a division by a constant zero is an error whatever the dividend is.
