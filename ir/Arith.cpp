@@ -197,6 +197,41 @@ std::optional<std::tuple<Linear, Linear, int64_t>> inOneMultiple(const Linear &a
   return std::make_tuple(q, r, floorDiv(*lo, c));
 }
 
+/// `a` / c, floor division by a positive constant c: floor((c * x + r) / c) == x + floor(r / c)
+/// for integer x.
+Linear dividedBy(const Linear &a, int64_t c, const Domain *dom) {
+  if (!a.allDivisibleBy(c)) {
+    // floor((c * x + r) / c) == x + k where r stays in [k * c, k * c + c - 1].
+    auto split = inOneMultiple(a, c, dom);
+    if (!split)
+      return atom(Div::make(rebuild(a), intImm(c)));
+    return std::get<0>(*split).termsDividedBy(c, std::get<2>(*split));
+  }
+  return a.termsDividedBy(c, floorDiv(a.constant, c));
+}
+
+/// `a` % c, by a positive constant c: (c * x + r) % c == r % c; terms whose coefficient is a
+/// multiple of c drop out.
+Linear moduloOf(const Linear &a, int64_t c, const Domain *dom) {
+  Linear rest;
+  for (const auto &[t, k] : a.terms)
+    if (k % c != 0)
+      rest.addTerm(t, k);
+  rest.constant = a.constant;
+  if (rest.isConstant()) {
+    Linear l;
+    l.constant = floorMod(rest.constant, c);
+    return l;
+  }
+  // (c * x + r) % c == r - k * c where r stays in [k * c, k * c + c - 1].
+  if (auto split = inOneMultiple(a, c, dom)) {
+    Linear l = std::get<1>(*split);
+    l.constant = wrapAdd(l.constant, wrapMul(-std::get<2>(*split), c));
+    return l;
+  }
+  return atom(Mod::make(rebuild(rest), intImm(c)));
+}
+
 Linear linearize(const Expr &e, const Domain *dom = nullptr) {
   if (std::optional<int64_t> c = asConstInt(e)) {
     Linear l;
@@ -233,46 +268,14 @@ Linear linearize(const Expr &e, const Domain *dom = nullptr) {
       return atom(Mul::make(rebuild(a), rebuild(b)));
     return l;
   }
-  case ExprKind::Div: {
-    // floor((c * x + r) / c) == x + floor(r / c) for integer x.
-    auto *n = e.as<Div>();
-    Linear a = linearize(n->a, dom), b = linearize(n->b, dom);
-    if (!b.isConstant() || b.constant <= 0)
-      return atom(Div::make(rebuild(a), rebuild(b)));
-    int64_t c = b.constant;
-    if (!a.allDivisibleBy(c)) {
-      // floor((c * x + r) / c) == x + k where r stays in [k * c, k * c + c - 1].
-      auto split = inOneMultiple(a, c, dom);
-      if (!split)
-        return atom(Div::make(rebuild(a), intImm(c)));
-      return std::get<0>(*split).termsDividedBy(c, std::get<2>(*split));
-    }
-    return a.termsDividedBy(c, floorDiv(a.constant, c));
-  }
+  case ExprKind::Div:
   case ExprKind::Mod: {
-    // (c * x + r) % c == r % c; terms whose coefficient is a multiple of c drop out.
-    auto *n = e.as<Mod>();
-    Linear a = linearize(n->a, dom), b = linearize(n->b, dom);
+    bool div = e.kind() == ExprKind::Div;
+    Linear a = linearize(div ? e.as<Div>()->a : e.as<Mod>()->a, dom);
+    Linear b = linearize(div ? e.as<Div>()->b : e.as<Mod>()->b, dom);
     if (!b.isConstant() || b.constant <= 0)
-      return atom(Mod::make(rebuild(a), rebuild(b)));
-    int64_t c = b.constant;
-    Linear rest;
-    for (const auto &[t, k] : a.terms)
-      if (k % c != 0)
-        rest.addTerm(t, k);
-    rest.constant = a.constant;
-    if (rest.isConstant()) {
-      Linear l;
-      l.constant = floorMod(rest.constant, c);
-      return l;
-    }
-    // (c * x + r) % c == r - k * c where r stays in [k * c, k * c + c - 1].
-    if (auto split = inOneMultiple(a, c, dom)) {
-      Linear l = std::get<1>(*split);
-      l.constant = wrapAdd(l.constant, wrapMul(-std::get<2>(*split), c));
-      return l;
-    }
-    return atom(Mod::make(rebuild(rest), intImm(c)));
+      return atom(div ? Div::make(rebuild(a), rebuild(b)) : Mod::make(rebuild(a), rebuild(b)));
+    return div ? dividedBy(a, b.constant, dom) : moduloOf(a, b.constant, dom);
   }
   default:
     return atom(simplify(e));

@@ -5,6 +5,7 @@
 #include "ir/IRVisitor.h"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace tdsl::ir {
 
@@ -76,25 +77,20 @@ Expr substituteLets(const Expr &e, const std::unordered_map<Var, Expr> &lets) {
   return out;
 }
 
-bool usesVar(const Expr &e, const Var &var) {
+/// The variables `node` (an Expr or a Stmt) uses, stopping at `wanted` when given.
+template <typename Node> VarUses varUses(const Node &node, const Var *wanted) {
   VarUses uses;
-  uses.wanted = &var;
-  uses.visitExpr(e);
-  return uses.found;
+  uses.wanted = wanted;
+  if constexpr (std::is_same_v<Node, Expr>)
+    uses.visitExpr(node);
+  else
+    uses.visitStmt(node);
+  return uses;
 }
 
-bool usesVar(const Stmt &s, const Var &var) {
-  VarUses uses;
-  uses.wanted = &var;
-  uses.visitStmt(s);
-  return uses.found;
-}
-
-std::vector<Var> usedVars(const Expr &e) {
-  VarUses uses;
-  uses.visitExpr(e);
-  return uses.all;
-}
+bool usesVar(const Expr &e, const Var &var) { return varUses(e, &var).found; }
+bool usesVar(const Stmt &s, const Var &var) { return varUses(s, &var).found; }
+std::vector<Var> usedVars(const Expr &e) { return varUses(e, nullptr).all; }
 
 // ---------------------------------------------------------------------------------------------
 // Graphs

@@ -1,6 +1,7 @@
 //===- backends/cfamily/FunctionEmitterBase.cpp - One function's scalar code and ABI entries -===//
 #include "backends/cfamily/CFamily.h"
 
+#include "ir/Contains.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "runtime/Float16.h"
@@ -490,31 +491,11 @@ std::string FunctionEmitterBase::prepare() {
 }
 
 void FunctionEmitterBase::markUnusedParameters() {
-  struct Uses : IRVisitor {
-    std::set<const void *> used;
-    void visit(const VarRef *op) override { used.insert(op->var.get()); }
-    void visit(const BufferLoad *op) override {
-      used.insert(op->buffer.get());
-      IRVisitor::visit(op);
-    }
-    void visit(const BufferStore *op) override {
-      used.insert(op->buffer.get());
-      IRVisitor::visit(op);
-    }
-    void visit(const BufferView *op) override {
-      used.insert(op->source.get());
-      IRVisitor::visit(op);
-    }
-    void visit(const FuncCall *op) override {
-      for (const auto &arg : op->args)
-        if (const auto *b = std::get_if<Buffer>(&arg))
-          used.insert(b->get());
-      IRVisitor::visit(op);
-    }
-  } uses;
-  uses.visitStmt(lowered_->body);
+  std::set<const void *> used;
+  forEachBufferRef(lowered_->body, [&](const Buffer &b) { used.insert(b.get()); });
+  forEach<VarRef>(lowered_->body, [&](const VarRef *op) { used.insert(op->var.get()); });
   auto unused = [&](const void *p, const std::string &name) {
-    if (!uses.used.count(p))
+    if (!used.count(p))
       line("(void)" + name + ";");
   };
   for (const FuncParam &p : lowered_->inputs)

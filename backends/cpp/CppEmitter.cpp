@@ -911,31 +911,9 @@ std::string FunctionEmitter::abiScalar(const Expr &e) {
 
 /// Whether `body` names `buffer` (a load, a store, a view's source or a call argument).
 static bool usesBuffer(const Stmt &body, const Buffer &buffer) {
-  struct Finder : IRVisitor {
-    const Buffer &buffer;
-    bool found = false;
-    explicit Finder(const Buffer &b) : buffer(b) {}
-    void visit(const BufferLoad *op) override {
-      found |= op->buffer == buffer;
-      IRVisitor::visit(op);
-    }
-    void visit(const BufferStore *op) override {
-      found |= op->buffer == buffer;
-      IRVisitor::visit(op);
-    }
-    void visit(const BufferView *op) override {
-      found |= op->source == buffer;
-      IRVisitor::visit(op);
-    }
-    void visit(const FuncCall *op) override {
-      for (const auto &arg : op->args)
-        if (const auto *b = std::get_if<Buffer>(&arg))
-          found |= *b == buffer;
-      IRVisitor::visit(op);
-    }
-  } finder(buffer);
-  finder.visitStmt(body);
-  return finder.found;
+  bool found = false;
+  forEachBufferRef(body, [&](const Buffer &b) { found |= b == buffer; });
+  return found;
 }
 
 void FunctionEmitter::graphStmt(const Stmt &s) {

@@ -34,10 +34,7 @@ using namespace ir;
 void computeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
   // Step 1: check.
   MovedBlock m = checkMovedBlock(s, "compute_at", name, loopVar);
-  const Block *block = m.block;
-  const For *loop = m.loop;
-  const std::string &l = m.loopName, &b = m.blockName, &blockNote = m.note;
-  const std::unordered_set<Buffer> &written = m.written, &read = m.read;
+  const auto &[block, loop, b, l, blockNote, reduction, read, written] = m;
   for (const Buffer &buf : written)
     if (buf.role() == BufferRole::Output)
       throw ScheduleError(
@@ -79,10 +76,7 @@ void computeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
       continue;
     std::unordered_set<Buffer> clash = common(buffersWritten(Stmt(other)), touched);
     if (!clash.empty())
-      throw ScheduleError("block " + quoted(other->name) + " writes " + bufferNames(clash) +
-                              ", which block " + b + " uses; moving " + b + " under loop " + l +
-                              " would change what it computes",
-                          other->loc, "block " + quoted(other->name) + " is here");
+      m.refusePast(other, clash, "writes", "uses", "what it computes");
   }
   std::vector<Expr> extra = predicateInAxes(s, block, "it cannot move under loop " + l);
 

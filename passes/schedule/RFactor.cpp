@@ -5,6 +5,7 @@
 
 #include "passes/schedule/Primitives.h"
 
+#include "ir/Contains.h"
 #include "ir/IRVisitor.h"
 #include "ir/StructuralEqual.h"
 #include "passes/Simplify.h"
@@ -58,17 +59,7 @@ Expr identity(ExprKind op, DType type) {
 }
 
 bool readsBuffer(const Expr &e, const Buffer &b) {
-  struct V : IRVisitor {
-    const Buffer &b;
-    bool found = false;
-    explicit V(const Buffer &x) : b(x) {}
-    void visit(const BufferLoad *op) override {
-      found |= op->buffer == b;
-      IRVisitor::visit(op);
-    }
-  } v(b);
-  v.visitExpr(e);
-  return v.found;
+  return contains<BufferLoad>(e, [&](const BufferLoad *op) { return op->buffer == b; });
 }
 
 bool sameIndices(const std::vector<Expr> &a, const std::vector<Expr> &b) {

@@ -59,6 +59,11 @@ struct AccessCollector : IRVisitor {
 
 struct BufferUses : IRVisitor {
   std::unordered_set<Buffer> read, written;
+  static BufferUses of(const Stmt &s) {
+    BufferUses u;
+    u.visitStmt(s);
+    return u;
+  }
   void visit(const BufferLoad *op) override {
     read.insert(op->buffer);
     IRVisitor::visit(op);
@@ -77,17 +82,8 @@ std::vector<Access> accessesOf(const Block *block) {
   return c.out;
 }
 
-std::unordered_set<Buffer> buffersRead(const Stmt &s) {
-  BufferUses u;
-  u.visitStmt(s);
-  return u.read;
-}
-
-std::unordered_set<Buffer> buffersWritten(const Stmt &s) {
-  BufferUses u;
-  u.visitStmt(s);
-  return u.written;
-}
+std::unordered_set<Buffer> buffersRead(const Stmt &s) { return BufferUses::of(s).read; }
+std::unordered_set<Buffer> buffersWritten(const Stmt &s) { return BufferUses::of(s).written; }
 
 std::optional<std::vector<Interval>> accessRegion(const ScheduleState &s, const Block *block,
                                                   const Buffer &buffer, bool write,
@@ -379,6 +375,14 @@ MovedBlock checkMovedBlock(ScheduleState &s, const std::string &primitive, const
                             "reduction block",
                         m.block->loc, m.note);
   return m;
+}
+
+void MovedBlock::refusePast(const Block *other, const std::unordered_set<Buffer> &clash,
+                            const char *otherUses, const char *blockUses, const char *what) const {
+  throw ScheduleError("block " + quoted(other->name) + " " + otherUses + " " + bufferNames(clash) +
+                          ", which block " + blockName + " " + blockUses + "; moving " + blockName +
+                          " under loop " + loopName + " would change " + what,
+                      other->loc, "block " + quoted(other->name) + " is here");
 }
 
 std::unordered_map<Buffer, std::vector<Interval>>

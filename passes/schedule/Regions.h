@@ -112,6 +112,12 @@ struct MovedBlock {
   std::string note;                ///< "block 'B' is here"
   bool reduction = false;
   std::unordered_set<ir::Buffer> read, written;
+
+  /// Refuses the move past `other`, which `otherUses` ("writes") the buffers `clash` that the
+  /// moved block `blockUses` ("uses"): the move would change `what` ("what it computes").
+  [[noreturn]] void refusePast(const ir::Block *other, const std::unordered_set<ir::Buffer> &clash,
+                               const char *otherUses, const char *blockUses,
+                               const char *what) const;
 };
 MovedBlock checkMovedBlock(ScheduleState &s, const std::string &primitive, const std::string &name,
                            const ir::Var &loopVar);

@@ -126,10 +126,7 @@ void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loop
   // Step 1: check. A reduction block moves whole: init and every reduction step of its
   // spatial points.
   MovedBlock m = checkMovedBlock(s, "reverse_compute_at", name, loopVar);
-  const Block *block = m.block;
-  const For *loop = m.loop;
-  const std::string &l = m.loopName, &b = m.blockName, &blockNote = m.note;
-  const std::unordered_set<Buffer> &written = m.written, &read = m.read;
+  const auto &[block, loop, b, l, blockNote, reduction, read, written] = m;
   checkOnlyWriter(s, block, written);
 
   std::vector<const Block *> producers;
@@ -198,10 +195,7 @@ void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loop
     for (const Buffer &buf : common(buffersRead(Stmt(other)), written))
       clash.insert(buf);
     if (!clash.empty())
-      throw ScheduleError("block " + quoted(other->name) + " uses " + bufferNames(clash) +
-                              ", which block " + b + " writes; moving " + b + " under loop " + l +
-                              " would change what it sees",
-                          other->loc, "block " + quoted(other->name) + " is here");
+      m.refusePast(other, clash, "uses", "writes", "what it sees");
   }
   std::vector<Expr> extra = predicateInAxes(s, block, "it cannot move under loop " + l);
 
