@@ -150,21 +150,14 @@ struct Pipeline::Run {
     *printStream << "// ----- IR " << when << " " << step << " (" << f.name() << ") -----\n"
                  << ir::toString(f);
   }
-  void printAfter(const std::string &step, const ir::Func &f) {
+  /// `what` (a Func or the Module) after or before `step`, where --print-ir-after|before asks.
+  template <typename IR> void printAfter(const std::string &step, const IR &what) {
     if (wantsAfter(step))
-      print("after", step, f);
+      print("after", step, what);
   }
-  void printBefore(const std::string &step, const ir::Func &f) {
+  template <typename IR> void printBefore(const std::string &step, const IR &what) {
     if (wantsBefore(step))
-      print("before", step, f);
-  }
-  void printAfter(const std::string &step, const ir::Module &m) {
-    if (wantsAfter(step))
-      print("after", step, m);
-  }
-  void printBefore(const std::string &step, const ir::Module &m) {
-    if (wantsBefore(step))
-      print("before", step, m);
+      print("before", step, what);
   }
 };
 

@@ -7,8 +7,10 @@
 #include "backends/interp/Interpreter.h"
 
 #include "ir/Arith.h"
+#include "ir/FloatArith.h"
 #include "ir/IRPrinter.h"
 #include "runtime/Float16.h"
+#include "support/Join.h"
 
 #include <cfloat>
 #include <cmath>
@@ -76,17 +78,12 @@ std::string quoted(const std::string &s) { return "'" + s + "'"; }
 
 /// "f32[M, 4]": a buffer's declared type.
 std::string declaredType(const Buffer &buffer) {
-  std::string s = buffer.dtype().name() + "[";
-  for (size_t d = 0; d < buffer.rank(); ++d)
-    s += (d ? ", " : "") + toString(buffer.shape()[d]);
-  return s + "]";
+  return buffer.dtype().name() + "[" +
+         join(buffer.shape(), ", ", [](const Expr &d) { return toString(d); }) + "]";
 }
 
 std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t d = 0; d < shape.size(); ++d)
-    s += (d ? ", " : "") + std::to_string(shape[d]);
-  return s + "]";
+  return "[" + join(shape, ", ", [](int64_t n) { return std::to_string(n); }) + "]";
 }
 
 [[noreturn]] void fail(const Frame &frame, const std::string &message) {
@@ -106,27 +103,6 @@ bool isTrue(const Scalar &s) { return s.i != 0; }
 
 Scalar intScalar(DType t, int64_t normalised) { return Scalar{t, normalised, 0}; }
 Scalar floatScalar(DType t, double value) { return Scalar{t, 0, value}; }
-
-template <typename T> T floatBinary(ExprKind kind, T x, T y) {
-  switch (kind) {
-  case ExprKind::Add:
-    return x + y;
-  case ExprKind::Sub:
-    return x - y;
-  case ExprKind::Mul:
-    return x * y;
-  case ExprKind::Div:
-    return x / y;
-  case ExprKind::Mod:
-    return x - std::floor(x / y) * y;
-  case ExprKind::Min:
-    return std::fmin(x, y);
-  case ExprKind::Max:
-    return std::fmax(x, y);
-  default:
-    TDSL_IR_CHECK(false, "not an arithmetic node");
-  }
-}
 
 /// Floor division and modulo on normalised integers of `t`. x / 0 == 0 and x % 0 == x.
 int64_t intDivMod(ExprKind kind, DType t, int64_t a, int64_t b) {

@@ -6,11 +6,10 @@
 
 #include "passes/graph/Graph.h"
 
+#include "ir/FloatArith.h"
 #include "ir/IRMutator.h"
 #include "ir/Simplify.h"
 #include "passes/graph/GraphUtils.h"
-
-#include <cmath>
 
 namespace tdsl::graph {
 
@@ -27,24 +26,7 @@ protected:
     DType t = e.dtype();
     if (!x || !y || !(t == DType::f32() || t == DType::f64()))
       return e;
-    auto apply = [&](auto u, auto v) -> double {
-      switch (kind) {
-      case ExprKind::Add:
-        return u + v;
-      case ExprKind::Sub:
-        return u - v;
-      case ExprKind::Mul:
-        return u * v;
-      case ExprKind::Div:
-        return u / v;
-      case ExprKind::Min:
-        return std::fmin(u, v);
-      case ExprKind::Max:
-        return std::fmax(u, v);
-      default:
-        return NAN;
-      }
-    };
+    auto apply = [&](auto u, auto v) -> double { return floatBinary(kind, u, v); };
     double r = t == DType::f32() ? apply(static_cast<float>(x->value), static_cast<float>(y->value))
                                  : apply(x->value, y->value);
     return FloatImm::make(t, r, e->loc);

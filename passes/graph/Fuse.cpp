@@ -6,7 +6,7 @@
 
 #include "passes/graph/Graph.h"
 
-#include "ir/IRMutator.h"
+#include "ir/FreshVarCopier.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "passes/graph/GraphUtils.h"
@@ -23,7 +23,7 @@ namespace {
 
 /// A deep copy of a function's body with fresh Vars and Buffers (so that the producer and the
 /// consumer, possibly the same function, share nothing), some of them given in advance.
-class Copier : public IRMutator {
+class Copier : public FreshVarCopier {
 public:
   std::map<const VarNode *, Expr> vars;
   std::map<const BufferNode *, Buffer> buffers;
@@ -41,37 +41,17 @@ public:
     return copy;
   }
 
-  Var define(const Var &v) {
-    Var fresh(v.name(), v.dtype(), v->loc);
-    vars[v.get()] = VarRef::make(fresh);
-    return fresh;
-  }
-
 protected:
+  void bindFresh(const Var &v, const Var &fresh) override { vars[v.get()] = VarRef::make(fresh); }
+
   Expr visit(const VarRef *op) override {
     auto it = vars.find(op->var.get());
     return it == vars.end() ? Expr(op) : it->second;
   }
-  Stmt visit(const For *op) override {
-    Expr min = mutate(op->min), extent = mutate(op->extent);
-    Var v = define(op->loopVar);
-    return For::make(v, min, extent, op->forKind, mutate(op->body), op->threadTag, op->loc);
-  }
-  Stmt visit(const LetStmt *op) override {
-    Expr value = mutate(op->value);
-    Var v = define(op->var);
-    return LetStmt::make(v, value, mutate(op->body), op->loc);
-  }
   Stmt visit(const Block *op) override {
     std::vector<IterVar> ivs;
-    for (const IterVar &iv : op->iterVars) {
-      IterVar c = iv;
-      c.extent = mutate(iv.extent);
-      c.binding = mutate(iv.binding);
-      ivs.push_back(c);
-    }
-    for (size_t i = 0; i < ivs.size(); ++i)
-      ivs[i].var = define(op->iterVars[i].var);
+    for (const IterVar &iv : op->iterVars)
+      ivs.push_back(renewIterVar(iv));
     bool changed = false;
     std::vector<Buffer> allocs = mutateBuffers(op->allocBuffers, changed);
     std::vector<BufferRegion> reads = mutateRegions(op->reads, changed);
@@ -198,11 +178,11 @@ std::optional<Fusion> fusePair(const Module &m, const PrimFunc &producer, const 
   Copier pc;
   std::vector<Var> shapeVars;
   for (const Var &v : producer.shapeVars)
-    shapeVars.push_back(pc.define(v));
+    shapeVars.push_back(pc.renew(v));
   std::vector<FuncParam> inputs;
   for (const FuncParam &p : producer.inputs)
     inputs.push_back(p.isTensor() ? FuncParam::tensor(pc.mutateBuffer(p.buffer))
-                                  : FuncParam::scalarVar(pc.define(p.scalar)));
+                                  : FuncParam::scalarVar(pc.renew(p.scalar)));
   const Buffer &out = producer.outputs.front();
   std::vector<Expr> outShape;
   for (const Expr &d : out.shape())
@@ -237,7 +217,7 @@ std::optional<Fusion> fusePair(const Module &m, const PrimFunc &producer, const 
             whole = true;
     if (!whole)
       return std::nullopt;
-    shapeVars.push_back(cc.define(v));
+    shapeVars.push_back(cc.renew(v));
   }
   cc.buffers[param.get()] = intermediate;
   std::set<std::string> taken;
@@ -257,7 +237,7 @@ std::optional<Fusion> fusePair(const Module &m, const PrimFunc &producer, const 
       continue;
     const FuncParam &p = consumer.inputs[i];
     inputs.push_back(p.isTensor() ? FuncParam::tensor(cc.mutateBuffer(p.buffer))
-                                  : FuncParam::scalarVar(cc.define(p.scalar)));
+                                  : FuncParam::scalarVar(cc.renew(p.scalar)));
   }
   std::vector<Buffer> outputs;
   for (const Buffer &o : consumer.outputs)

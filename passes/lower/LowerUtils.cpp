@@ -1,6 +1,7 @@
 //===- passes/lower/LowerUtils.cpp - Helpers shared by the lowering steps -----------------===//
 #include "passes/lower/LowerUtils.h"
 
+#include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
 #include "ir/Utils.h"
 
@@ -9,6 +10,25 @@ namespace tdsl::lower {
 using namespace ir;
 
 namespace {
+
+class LoopRewriter : public IRMutator {
+public:
+  LoopRewriter(ForKind kind, const std::function<Stmt(const For *, const Stmt &)> &rewrite)
+      : kind_(kind), rewrite_(rewrite) {}
+
+protected:
+  Stmt visit(const For *op) override {
+    Stmt s = IRMutator::visit(op);
+    const auto *loop = s.as<For>();
+    if (!loop || loop->forKind != kind_)
+      return s;
+    return rewrite_(loop, s);
+  }
+
+private:
+  ForKind kind_;
+  const std::function<Stmt(const For *, const Stmt &)> &rewrite_;
+};
 
 struct BufferUses : IRVisitor {
   explicit BufferUses(const Buffer &b) : buffer(b) {}
@@ -140,6 +160,11 @@ std::optional<int64_t> coefficientOf(const Expr &e, const Var &v) {
   if (!d1 || !d2 || *d2 != 2 * *d1)
     return std::nullopt;
   return d1;
+}
+
+Stmt rewriteLoops(const Stmt &body, ForKind kind,
+                  const std::function<Stmt(const For *, const Stmt &)> &rewrite) {
+  return LoopRewriter(kind, rewrite).mutate(body);
 }
 
 } // namespace tdsl::lower

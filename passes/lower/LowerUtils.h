@@ -13,6 +13,7 @@
 #include "ir/IRVisitor.h"
 #include "ir/Utils.h" // substitute, withBody, ...: what the lowering steps use with these
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -21,6 +22,12 @@ namespace tdsl::lower {
 /// The statements in order (ir::seq); a no-op `Evaluate(0)` when there are none (what a loop
 /// that runs no iteration becomes).
 ir::Stmt seqOrNoOp(std::vector<ir::Stmt> stmts);
+
+/// `body` with each loop of kind `kind` replaced, innermost first, by `rewrite(loop, loopStmt)`:
+/// `loop` is the loop with its body already rewritten, `loopStmt` the same as a Stmt (return it
+/// to keep the loop).
+ir::Stmt rewriteLoops(const ir::Stmt &body, ir::ForKind kind,
+                      const std::function<ir::Stmt(const ir::For *, const ir::Stmt &)> &rewrite);
 
 /// Whether `s` (or `e`) loads or stores `buffer`.
 bool usesBuffer(const ir::Stmt &s, const ir::Buffer &buffer);

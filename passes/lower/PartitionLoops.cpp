@@ -171,29 +171,24 @@ public:
   }
 
 protected:
-  Stmt visit(const IfThenElse *op) override {
-    Stmt s = IRMutator::visit(op);
-    std::optional<Expr> cond = remaining(op);
-    if (!cond)
-      return s;
-    const auto *rebuilt = s.as<IfThenElse>();
-    if (!cond->defined())
-      return rebuilt->thenCase;
-    return IfThenElse::make(*cond, rebuilt->thenCase, rebuilt->elseCase, op->loc);
-  }
-
-  Expr visit(const Select *op) override {
-    Expr e = IRMutator::visit(op);
-    std::optional<Expr> cond = remaining(op);
-    if (!cond)
-      return e;
-    const auto *rebuilt = e.as<Select>();
-    if (!cond->defined())
-      return rebuilt->trueValue;
-    return Select::make(*cond, rebuilt->trueValue, rebuilt->falseValue, op->loc);
-  }
+  Stmt visit(const IfThenElse *op) override { return strip(op, IRMutator::visit(op)); }
+  Expr visit(const Select *op) override { return strip(op, IRMutator::visit(op)); }
 
 private:
+  static std::pair<Stmt, Stmt> branches(const IfThenElse *n) { return {n->thenCase, n->elseCase}; }
+  static std::pair<Expr, Expr> branches(const Select *n) { return {n->trueValue, n->falseValue}; }
+
+  /// The guard `op` (an if or a select), as `mutated` rebuilt it, without its proven conjuncts.
+  template <typename Node, typename Handle> Handle strip(const Node *op, const Handle &mutated) {
+    std::optional<Expr> cond = remaining(op);
+    if (!cond)
+      return mutated;
+    auto [yes, no] = branches(mutated.template as<Node>());
+    if (!cond->defined())
+      return yes;
+    return Node::make(*cond, yes, no, op->loc);
+  }
+
   /// The condition left once proven conjuncts go (undefined: none left); nullopt: unchanged.
   std::optional<Expr> remaining(const void *node) const {
     auto it = guards_.find(node);

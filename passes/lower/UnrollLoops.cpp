@@ -1,7 +1,7 @@
 //===- passes/lower/UnrollLoops.cpp - Small unrolled loops copied out ---------------------===//
 #include "passes/lower/UnrollLoops.h"
 
-#include "ir/IRMutator.h"
+#include "ir/FreshVarCopier.h"
 #include "ir/Simplify.h"
 #include "ir/Utils.h"
 #include "passes/lower/LowerUtils.h"
@@ -16,29 +16,14 @@ namespace {
 
 /// A copy of a statement with fresh variables and buffers for what it defines, and given
 /// values for some free variables.
-class Copier : public IRMutator {
+class Copier : public FreshVarCopier {
 public:
   explicit Copier(std::unordered_map<Var, Expr> vars) : vars_(std::move(vars)) {}
-
-  Buffer mutateBuffer(const Buffer &buffer) override {
-    auto it = buffers_.find(buffer);
-    return it == buffers_.end() ? buffer : it->second;
-  }
 
 protected:
   Expr visit(const VarRef *op) override {
     auto it = vars_.find(op->var);
     return it == vars_.end() ? Expr(op) : it->second;
-  }
-  Stmt visit(const For *op) override {
-    Var fresh = renew(op->loopVar);
-    return For::make(fresh, mutate(op->min), mutate(op->extent), op->forKind, mutate(op->body),
-                     op->threadTag, op->loc);
-  }
-  Stmt visit(const LetStmt *op) override {
-    Expr value = mutate(op->value);
-    Var fresh = renew(op->var);
-    return LetStmt::make(fresh, value, mutate(op->body), op->loc);
   }
   Stmt visit(const Allocate *op) override {
     const Buffer &b = op->buffer;
@@ -47,15 +32,10 @@ protected:
     return Allocate::make(fresh, mutate(op->body), op->loc);
   }
 
-private:
-  Var renew(const Var &v) {
-    Var fresh(v.name(), v.dtype(), v->loc);
-    vars_[v] = Expr(fresh);
-    return fresh;
-  }
+  void bindFresh(const Var &v, const Var &fresh) override { vars_[v] = Expr(fresh); }
 
+private:
   std::unordered_map<Var, Expr> vars_;
-  std::unordered_map<Buffer, Buffer> buffers_;
 };
 
 int64_t saturatingAdd(int64_t a, int64_t b) {
@@ -63,25 +43,20 @@ int64_t saturatingAdd(int64_t a, int64_t b) {
   return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
-class Unroller : public IRMutator {
-protected:
-  Stmt visit(const For *op) override {
-    Stmt s = IRMutator::visit(op);
-    const auto *loop = s.as<For>();
-    if (!loop || loop->forKind != ForKind::Unrolled)
-      return s;
-    if (unrolledSize(s) > kMaxUnrolledStatements)
-      return For::make(loop->loopVar, loop->min, loop->extent, ForKind::Serial, loop->body, {},
-                       loop->loc);
-    std::optional<int64_t> min = asConstInt(loop->min), extent = asConstInt(loop->extent);
-    if (!min || !extent || *extent > kUnrollLimit)
-      return s;
-    std::vector<Stmt> copies;
-    for (int64_t k = 0; k < *extent; ++k)
-      copies.push_back(simplify(Copier({{loop->loopVar, intImm(*min + k)}}).mutate(loop->body)));
-    return seqOrNoOp(std::move(copies));
-  }
-};
+/// An unrolled loop (its body already unrolled) as copies of its body, one per iteration; too
+/// large a result keeps the loop as a serial one.
+Stmt unrollLoop(const For *loop, const Stmt &s) {
+  if (unrolledSize(s) > kMaxUnrolledStatements)
+    return For::make(loop->loopVar, loop->min, loop->extent, ForKind::Serial, loop->body, {},
+                     loop->loc);
+  std::optional<int64_t> min = asConstInt(loop->min), extent = asConstInt(loop->extent);
+  if (!min || !extent || *extent > kUnrollLimit)
+    return s;
+  std::vector<Stmt> copies;
+  for (int64_t k = 0; k < *extent; ++k)
+    copies.push_back(simplify(Copier({{loop->loopVar, intImm(*min + k)}}).mutate(loop->body)));
+  return seqOrNoOp(std::move(copies));
+}
 
 } // namespace
 
@@ -129,8 +104,9 @@ int64_t unrolledSize(const Stmt &s) {
 }
 
 Func unrollLoops(const Func &func) {
-  return mapBody(func, "unrollLoops takes a PrimFunc",
-                 [](const Stmt &body) { return Unroller().mutate(body); });
+  return mapBody(func, "unrollLoops takes a PrimFunc", [](const Stmt &body) {
+    return rewriteLoops(body, ForKind::Unrolled, unrollLoop);
+  });
 }
 
 } // namespace tdsl::lower

@@ -150,58 +150,55 @@ bool independentLanes(const std::vector<const BufferStore *> &stores) {
   return true;
 }
 
-class Vectorizer : public IRMutator {
-protected:
-  Stmt visit(const For *op) override {
-    Stmt s = IRMutator::visit(op);
-    const auto *loop = s.as<For>();
-    if (!loop || loop->forKind != ForKind::Vectorized)
-      return s;
-    std::optional<int64_t> extent = asConstInt(loop->extent);
-    if (!extent || *extent < 2 || *extent > 64 || (*extent & (*extent - 1)) != 0)
-      return s;
-    // `for v vectorized { if c { body } }` with c the same for every lane (no v, no load: the
-    // body cannot change it) is `if c { for v vectorized { body } }`: one branch, then the
-    // vector code (the guards of a register tile's columns in a partitioned tail; LLVM would
-    // mask every lane's loads and stores).
-    if (const auto *branch = loop->body.as<IfThenElse>();
-        branch && !branch->elseCase.defined() && !usesVar(branch->condition, loop->loopVar) &&
-        !contains<BufferLoad>(branch->condition)) {
-      Stmt inner = For::make(loop->loopVar, loop->min, loop->extent, loop->forKind,
-                             branch->thenCase, loop->threadTag, loop->loc);
-      return IfThenElse::make(branch->condition, visit(inner.as<For>()), Stmt(), branch->loc);
-    }
-    std::vector<Stmt> items;
-    if (const auto *block = loop->body.as<SeqStmt>())
-      items = block->seq;
-    else
-      items.push_back(loop->body);
-    std::vector<const BufferStore *> stores;
-    for (const Stmt &item : items) {
-      const auto *store = item.as<BufferStore>();
-      if (!store || store->indices.size() != 1)
-        return s;
-      stores.push_back(store);
-    }
-    if (!independentLanes(stores))
-      return s;
-    LoopVectorizer lv(loop, static_cast<int>(*extent));
-    std::vector<Stmt> out;
-    for (const BufferStore *store : stores) {
-      Stmt v = lv.store(store);
-      if (lv.failed)
-        return s;
-      out.push_back(v);
-    }
-    return seq(std::move(out));
+/// A vectorized loop as vector stores of its lanes; the loop itself where its body is not a
+/// list of independent single-index stores.
+Stmt vectorizeLoop(const For *loop, const Stmt &s) {
+  std::optional<int64_t> extent = asConstInt(loop->extent);
+  if (!extent || *extent < 2 || *extent > 64 || (*extent & (*extent - 1)) != 0)
+    return s;
+  // `for v vectorized { if c { body } }` with c the same for every lane (no v, no load: the
+  // body cannot change it) is `if c { for v vectorized { body } }`: one branch, then the
+  // vector code (the guards of a register tile's columns in a partitioned tail; LLVM would
+  // mask every lane's loads and stores).
+  if (const auto *branch = loop->body.as<IfThenElse>();
+      branch && !branch->elseCase.defined() && !usesVar(branch->condition, loop->loopVar) &&
+      !contains<BufferLoad>(branch->condition)) {
+    Stmt inner = For::make(loop->loopVar, loop->min, loop->extent, loop->forKind,
+                           branch->thenCase, loop->threadTag, loop->loc);
+    return IfThenElse::make(branch->condition, vectorizeLoop(inner.as<For>(), inner), Stmt(),
+                            branch->loc);
   }
-};
+  std::vector<Stmt> items;
+  if (const auto *block = loop->body.as<SeqStmt>())
+    items = block->seq;
+  else
+    items.push_back(loop->body);
+  std::vector<const BufferStore *> stores;
+  for (const Stmt &item : items) {
+    const auto *store = item.as<BufferStore>();
+    if (!store || store->indices.size() != 1)
+      return s;
+    stores.push_back(store);
+  }
+  if (!independentLanes(stores))
+    return s;
+  LoopVectorizer lv(loop, static_cast<int>(*extent));
+  std::vector<Stmt> out;
+  for (const BufferStore *store : stores) {
+    Stmt v = lv.store(store);
+    if (lv.failed)
+      return s;
+    out.push_back(v);
+  }
+  return seq(std::move(out));
+}
 
 } // namespace
 
 Func vectorizeLoops(const Func &func) {
-  return mapBody(func, "vectorizeLoops takes a PrimFunc",
-                 [](const Stmt &body) { return Vectorizer().mutate(body); });
+  return mapBody(func, "vectorizeLoops takes a PrimFunc", [](const Stmt &body) {
+    return rewriteLoops(body, ForKind::Vectorized, vectorizeLoop);
+  });
 }
 
 } // namespace tdsl::lower

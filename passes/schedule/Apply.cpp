@@ -81,13 +81,8 @@ public:
 
   Var loop(const ScheduleArg &a) const {
     if (a.kind == ScheduleArg::Kind::Name) {
-      auto it = handles_.find(a.name);
-      if (it != handles_.end()) {
-        if (auto *v = std::get_if<Var>(&it->second))
-          return *v;
-        throw ArgError{a.loc, "'" + a.name + "' is a " + handleKind(it->second) + "; '" +
-                                  call_.primitive + "' expects a loop here"};
-      }
+      if (const Var *v = handle<Var>(a, "a loop"))
+        return *v;
       throw ArgError{a.loc, "unknown loop handle '" + a.name +
                                 "'; bind loops first, e.g. i, j = loops(BLOCK)"};
     }
@@ -97,17 +92,24 @@ public:
   std::string block(const ScheduleArg &a) const {
     if (a.kind != ScheduleArg::Kind::Name)
       throw ArgError{a.loc, "'" + call_.primitive + "' expects a block here"};
-    auto it = handles_.find(a.name);
-    if (it != handles_.end()) {
-      if (auto *b = std::get_if<std::string>(&it->second))
-        return *b;
-      throw ArgError{a.loc, "'" + a.name + "' is a " + handleKind(it->second) + "; '" +
-                                call_.primitive + "' expects a block here"};
-    }
+    if (const std::string *b = handle<std::string>(a, "a block"))
+      return *b;
     for (const Block *b : state_.blocks())
       if (b->name == a.name)
         return a.name;
     throw ArgError{a.loc, "no block named '" + a.name + "' in '" + state_.prim().name + "'"};
+  }
+
+  /// The value of the handle `a` names, when it is a T (`what`: "a loop"); nullptr when no
+  /// handle has that name; an error when it holds something else.
+  template <typename T> const T *handle(const ScheduleArg &a, const char *what) const {
+    auto it = handles_.find(a.name);
+    if (it == handles_.end())
+      return nullptr;
+    if (const T *v = std::get_if<T>(&it->second))
+      return v;
+    throw ArgError{a.loc, "'" + a.name + "' is a " + handleKind(it->second) + "; '" +
+                              call_.primitive + "' expects " + what + " here"};
   }
 
   static std::string handleKind(const Handle &h) {
@@ -121,13 +123,8 @@ public:
   /// An integer: a literal or parameter, or a name bound by a sample_* call.
   int64_t integer(const ScheduleArg &a) const {
     if (a.kind == ScheduleArg::Kind::Name) {
-      auto it = handles_.find(a.name);
-      if (it != handles_.end()) {
-        if (auto *v = std::get_if<int64_t>(&it->second))
-          return *v;
-        throw ArgError{a.loc, "'" + a.name + "' is a " + handleKind(it->second) + "; '" +
-                                  call_.primitive + "' expects an integer here"};
-      }
+      if (const int64_t *v = handle<int64_t>(a, "an integer"))
+        return *v;
       throw ArgError{a.loc, "'" + a.name + "' is not a schedule parameter or a sampled integer; '" +
                                 call_.primitive + "' expects an integer here"};
     }
@@ -224,6 +221,37 @@ std::vector<Handle> loopsToHandles(const std::vector<Var> &vars) {
 
 using Primitive = std::function<void(CallContext &, ScheduleState &)>;
 
+// The shapes most primitives share: no result, on a loop, a block, or a block and a loop.
+Primitive onLoop(void (*fn)(ScheduleState &, const Var &)) {
+  return [fn](CallContext &c, ScheduleState &s) {
+    c.arity(1);
+    fn(s, c.loop(c.arg(0)));
+    c.bind({});
+  };
+}
+Primitive onBlock(void (*fn)(ScheduleState &, const std::string &)) {
+  return [fn](CallContext &c, ScheduleState &s) {
+    c.arity(1);
+    fn(s, c.block(c.arg(0)));
+    c.bind({});
+  };
+}
+Primitive onBlockAtLoop(void (*fn)(ScheduleState &, const std::string &, const Var &)) {
+  return [fn](CallContext &c, ScheduleState &s) {
+    c.arity(2);
+    fn(s, c.block(c.arg(0)), c.loop(c.arg(1)));
+    c.bind({});
+  };
+}
+/// cache_read and cache_write: (block, buffer, scope), binding the new block.
+Primitive cache(std::string (*fn)(ScheduleState &, const std::string &, const Buffer &, MemScope)) {
+  return [fn](CallContext &c, ScheduleState &s) {
+    c.arity(3);
+    std::string block = c.block(c.arg(0));
+    c.bind({fn(s, block, c.buffer(c.arg(1)), c.scope(c.arg(2)))});
+  };
+}
+
 const std::vector<std::pair<std::string, Primitive>> &primitives() {
   static const std::vector<std::pair<std::string, Primitive>> table = {
       {"loops",
@@ -251,66 +279,21 @@ const std::vector<std::pair<std::string, Primitive>> &primitives() {
          c.bind(
              loopsToHandles(schedule::tile(s, c.loop(c.arg(0)), c.loop(c.arg(1)), *f[0], *f[1])));
        }},
-      {"parallel",
-       [](CallContext &c, ScheduleState &s) {
-         c.arity(1);
-         schedule::parallel(s, c.loop(c.arg(0)));
-         c.bind({});
-       }},
-      {"vectorize",
-       [](CallContext &c, ScheduleState &s) {
-         c.arity(1);
-         schedule::vectorize(s, c.loop(c.arg(0)));
-         c.bind({});
-       }},
-      {"unroll",
-       [](CallContext &c, ScheduleState &s) {
-         c.arity(1);
-         schedule::unroll(s, c.loop(c.arg(0)));
-         c.bind({});
-       }},
+      {"parallel", onLoop(schedule::parallel)},
+      {"vectorize", onLoop(schedule::vectorize)},
+      {"unroll", onLoop(schedule::unroll)},
       {"bind",
        [](CallContext &c, ScheduleState &s) {
          c.arity(2);
          schedule::bind(s, c.loop(c.arg(0)), c.string(c.arg(1)));
          c.bind({});
        }},
-      {"compute_at",
-       [](CallContext &c, ScheduleState &s) {
-         c.arity(2);
-         schedule::computeAt(s, c.block(c.arg(0)), c.loop(c.arg(1)));
-         c.bind({});
-       }},
-      {"reverse_compute_at",
-       [](CallContext &c, ScheduleState &s) {
-         c.arity(2);
-         schedule::reverseComputeAt(s, c.block(c.arg(0)), c.loop(c.arg(1)));
-         c.bind({});
-       }},
-      {"compute_inline",
-       [](CallContext &c, ScheduleState &s) {
-         c.arity(1);
-         schedule::computeInline(s, c.block(c.arg(0)));
-         c.bind({});
-       }},
-      {"reverse_compute_inline",
-       [](CallContext &c, ScheduleState &s) {
-         c.arity(1);
-         schedule::reverseComputeInline(s, c.block(c.arg(0)));
-         c.bind({});
-       }},
-      {"cache_read",
-       [](CallContext &c, ScheduleState &s) {
-         c.arity(3);
-         std::string block = c.block(c.arg(0));
-         c.bind({schedule::cacheRead(s, block, c.buffer(c.arg(1)), c.scope(c.arg(2)))});
-       }},
-      {"cache_write",
-       [](CallContext &c, ScheduleState &s) {
-         c.arity(3);
-         std::string block = c.block(c.arg(0));
-         c.bind({schedule::cacheWrite(s, block, c.buffer(c.arg(1)), c.scope(c.arg(2)))});
-       }},
+      {"compute_at", onBlockAtLoop(schedule::computeAt)},
+      {"reverse_compute_at", onBlockAtLoop(schedule::reverseComputeAt)},
+      {"compute_inline", onBlock(schedule::computeInline)},
+      {"reverse_compute_inline", onBlock(schedule::reverseComputeInline)},
+      {"cache_read", cache(schedule::cacheRead)},
+      {"cache_write", cache(schedule::cacheWrite)},
       {"decompose_reduction",
        [](CallContext &c, ScheduleState &s) {
          c.arity(2);

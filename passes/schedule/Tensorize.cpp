@@ -22,11 +22,13 @@
 #include "passes/schedule/Primitives.h"
 
 #include "ir/Arith.h"
+#include "ir/FreshVarCopier.h"
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "ir/StructuralEqual.h"
 #include "passes/Simplify.h"
+#include "support/Join.h"
 
 #include <algorithm>
 #include <map>
@@ -89,25 +91,18 @@ protected:
   }
 };
 
+std::string exprText(const Expr &e) { return toString(e); }
+
 std::string bufferType(const Buffer &b) {
-  std::string out = b.dtype().name() + "[";
-  for (size_t i = 0; i < b.rank(); ++i)
-    out += (i ? ", " : "") + toString(b.shape()[i]);
-  return out + "]";
+  return b.dtype().name() + "[" + join(b.shape(), ", ", exprText) + "]";
 }
 
 std::string accessString(const Buffer &b, const std::vector<Expr> &indices) {
-  std::string out = b.name() + "[";
-  for (size_t i = 0; i < indices.size(); ++i)
-    out += (i ? ", " : "") + toString(indices[i]);
-  return out + "]";
+  return b.name() + "[" + join(indices, ", ", exprText) + "]";
 }
 
 std::string extentList(const std::vector<int64_t> &extents) {
-  std::string out = "[";
-  for (size_t i = 0; i < extents.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(extents[i]);
-  return out + "]";
+  return "[" + join(extents, ", ", [](int64_t n) { return std::to_string(n); }) + "]";
 }
 
 /// The loops of a chain from `s` down to its block, and that block (null when it is no chain).
@@ -148,7 +143,7 @@ struct Binding {
 };
 
 /// The copy of the implementation's body placed in the outer block.
-class Inliner : public IRMutator {
+class Inliner : public FreshVarCopier {
 public:
   Inliner(const std::map<const BufferNode *, Binding> &params, const Block &outer,
           std::set<std::string> &taken)
@@ -160,11 +155,6 @@ public:
     for (const Buffer &b : allocs)
       out.push_back(renew(b));
     return out;
-  }
-
-  Buffer mutateBuffer(const Buffer &b) override {
-    auto it = buffers_.find(b);
-    return it == buffers_.end() ? b : it->second;
   }
 
 protected:
@@ -191,25 +181,10 @@ protected:
       return BufferStore::make(mutateBuffer(op->buffer), value, idx, op->loc);
     return BufferStore::make(it->second.buffer, value, shifted(idx, it->second.offset), op->loc);
   }
-  Stmt visit(const For *op) override {
-    Var v = renew(op->loopVar);
-    return For::make(v, mutate(op->min), mutate(op->extent), op->forKind, mutate(op->body),
-                     op->threadTag, op->loc);
-  }
-  Stmt visit(const LetStmt *op) override {
-    Expr value = mutate(op->value);
-    Var v = renew(op->var);
-    return LetStmt::make(v, value, mutate(op->body), op->loc);
-  }
   Stmt visit(const Block *op) override {
     std::vector<IterVar> ivs;
-    for (const IterVar &iv : op->iterVars) {
-      IterVar n = iv;
-      n.binding = mutate(iv.binding);
-      n.extent = mutate(iv.extent);
-      n.var = renew(iv.var);
-      ivs.push_back(n);
-    }
+    for (const IterVar &iv : op->iterVars)
+      ivs.push_back(renewIterVar(iv));
     std::vector<Buffer> allocs;
     for (const Buffer &b : op->allocBuffers)
       allocs.push_back(renew(b));
@@ -244,12 +219,10 @@ protected:
     return Block::make(name, ivs, pred, init, body, {}, {}, allocs, op->loc);
   }
 
+  void bindFresh(const Var &v, const Var &fresh) override { vars_[v] = fresh; }
+
 private:
-  Var renew(const Var &v) {
-    Var fresh(v.name(), v.dtype(), v->loc);
-    vars_[v] = fresh;
-    return fresh;
-  }
+  using FreshVarCopier::renew;
   Buffer renew(const Buffer &b) {
     std::vector<Expr> shape;
     for (const Expr &e : b.shape())
@@ -269,7 +242,6 @@ private:
   const Block &outer_;
   std::set<std::string> &taken_;
   std::unordered_map<Var, Var> vars_;
-  std::unordered_map<Buffer, Buffer> buffers_;
 };
 
 } // namespace
