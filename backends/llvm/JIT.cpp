@@ -210,6 +210,21 @@ uint64_t scalarBits(const runtime::Scalar &s) {
 
 } // namespace
 
+void packArgs(const ir::PrimFunc &source, JitArgs &args, std::vector<void *> &slots,
+              std::vector<uint64_t> &scalars) {
+  for (const ir::FuncParam &p : source.inputs) {
+    auto &v = args.at(p.name());
+    if (p.isTensor()) {
+      slots.push_back(std::get<runtime::Tensor>(v).bytes.data());
+      continue;
+    }
+    scalars.push_back(scalarBits(std::get<runtime::Scalar>(v)));
+    slots.push_back(&scalars.back());
+  }
+  for (const ir::Buffer &b : source.outputs)
+    slots.push_back(std::get<runtime::Tensor>(args.at(b.name())).bytes.data());
+}
+
 std::unordered_map<ir::Var, int64_t> JitFunction::shapeValues(const JitArgs &args) const {
   const auto *source = func_->signature.as<ir::PrimFunc>();
   std::unordered_map<ir::Var, int64_t> values;
@@ -236,17 +251,7 @@ bool JitFunction::call(JitArgs &args, std::string &error) const {
   std::vector<void *> slots;
   std::vector<uint64_t> scalars;
   scalars.reserve(source->inputs.size() + lowered->shapeVars.size());
-  for (const ir::FuncParam &p : source->inputs) {
-    auto &v = args.at(p.name());
-    if (p.isTensor()) {
-      slots.push_back(std::get<runtime::Tensor>(v).bytes.data());
-      continue;
-    }
-    scalars.push_back(scalarBits(std::get<runtime::Scalar>(v)));
-    slots.push_back(&scalars.back());
-  }
-  for (const ir::Buffer &b : source->outputs)
-    slots.push_back(std::get<runtime::Tensor>(args.at(b.name())).bytes.data());
+  packArgs(*source, args, slots, scalars);
   std::unordered_map<ir::Var, int64_t> shapes = shapeValues(args);
   for (const ir::Var &v : lowered->shapeVars) {
     auto it = shapes.find(v);

@@ -65,6 +65,13 @@ private:
 /// results by their names); the same map as the interpreter's interp::ArgMap.
 using JitArgs = std::map<std::string, std::variant<runtime::Tensor, runtime::Scalar>>;
 
+/// The first slots of a packed entry's argument array, in signature order: for each input of
+/// `source` and then each output, a pointer to the tensor's bytes or to the scalar's bits in its
+/// ABI type. The scalars' bits go to `scalars`, which must have reserved room for them (and for
+/// any appended after, such as the shape values) so that the pointers stay valid.
+void packArgs(const ir::PrimFunc &source, JitArgs &args, std::vector<void *> &slots,
+              std::vector<uint64_t> &scalars);
+
 /// One function of a module added to a Jit, called through its packed entry.
 class JitFunction {
 public:

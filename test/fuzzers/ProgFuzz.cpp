@@ -34,6 +34,7 @@
 #include "backends/llvm/LLVMBackend.h"
 #include "backends/llvm/Target.h"
 #include "runtime/Float16.h"
+#include "test/fuzzers/ArgReader.h"
 #include "test/fuzzers/FuzzUtil.h"
 #include "test/fuzzers/RandomSchedule.h"
 #include "tools/driver/Driver.h"
@@ -78,31 +79,10 @@ struct Val {
   bool lowPrec = false; // an inexact value went through f16/bf16 rounding
 };
 
-enum class Ty { Bool, I8, U8, I32, I64, F16, BF16, F32, F64 };
+/// The element types the generator picks from: a subset of ir::DType's.
+using Ty = ir::DType::Code;
 
-const char *tyName(Ty t) {
-  switch (t) {
-  case Ty::Bool:
-    return "bool";
-  case Ty::I8:
-    return "i8";
-  case Ty::U8:
-    return "u8";
-  case Ty::I32:
-    return "i32";
-  case Ty::I64:
-    return "i64";
-  case Ty::F16:
-    return "f16";
-  case Ty::BF16:
-    return "bf16";
-  case Ty::F32:
-    return "f32";
-  case Ty::F64:
-    return "f64";
-  }
-  return "?";
-}
+std::string tyName(Ty t) { return ir::DType(t).name(); }
 bool isFloat(Ty t) { return t == Ty::F16 || t == Ty::BF16 || t == Ty::F32 || t == Ty::F64; }
 bool isInt(Ty t) { return t == Ty::I8 || t == Ty::U8 || t == Ty::I32 || t == Ty::I64; }
 /// The dtype a value of storage type `t` is computed in.
@@ -930,24 +910,6 @@ struct Route {
   std::unique_ptr<llvmgen::Jit> jit;
 };
 
-uint64_t scalarBits(const runtime::Scalar &s) {
-  ir::DType t = s.dtype;
-  uint64_t bits = 0;
-  if (t.isBool() || t.isInteger())
-    return uint64_t(s.i);
-  if (t == ir::DType::f16())
-    return runtime::f16FromDouble(s.f);
-  if (t == ir::DType::bf16())
-    return runtime::bf16FromDouble(s.f);
-  if (t == ir::DType::f32()) {
-    float f = float(s.f);
-    std::memcpy(&bits, &f, sizeof f);
-    return bits;
-  }
-  std::memcpy(&bits, &s.f, sizeof s.f);
-  return bits;
-}
-
 /// Calls the packed entry of `source` (lowered as `lowered`) in `jit` on `args`.
 bool callCompiled(llvmgen::Jit &jit, const std::string &cName, const ir::Func &source,
                   const ir::Func &lowered, const std::map<std::string, int64_t> &shapes,
@@ -960,17 +922,7 @@ bool callCompiled(llvmgen::Jit &jit, const std::string &cName, const ir::Func &s
   std::vector<void *> slots;
   std::vector<uint64_t> scalars;
   scalars.reserve(src->inputs.size() + low->shapeVars.size() + 1);
-  for (const ir::FuncParam &p : src->inputs) {
-    interp::Value &v = args.at(p.name());
-    if (p.isTensor()) {
-      slots.push_back(std::get<runtime::Tensor>(v).bytes.data());
-      continue;
-    }
-    scalars.push_back(scalarBits(std::get<runtime::Scalar>(v)));
-    slots.push_back(&scalars.back());
-  }
-  for (const ir::Buffer &b : src->outputs)
-    slots.push_back(std::get<runtime::Tensor>(args.at(b.name())).bytes.data());
+  llvmgen::packArgs(*src, args, slots, scalars);
   for (const ir::Var &v : low->shapeVars) {
     auto it = shapes.find(v.name());
     if (it == shapes.end()) {
@@ -1196,15 +1148,10 @@ int usage(const std::string &message) {
 
 int main(int argc, char **argv) {
   Options opts;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << "tdsl-progfuzz: error: " << a << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
+  fuzz::ArgReader args("tdsl-progfuzz", argc, argv);
+  while (args.more()) {
+    std::string a = args.next();
+    auto next = [&] { return args.value(a); };
     try {
       if (a == "--seed")
         opts.seed = std::stoull(next());

@@ -21,6 +21,7 @@
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "passes/schedule/Primitives.h"
+#include "test/fuzzers/ArgReader.h"
 #include "test/fuzzers/RandomSchedule.h"
 #include "tools/driver/Driver.h"
 
@@ -137,15 +138,10 @@ int main(int argc, char **argv) {
   int cases = 1000, steps = 4;
   double seconds = 1e9;
   std::vector<std::string> files;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << "tdsl-schedule-fuzz: error: " << a << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
+  fuzz::ArgReader args("tdsl-schedule-fuzz", argc, argv);
+  while (args.more()) {
+    std::string a = args.next();
+    auto next = [&] { return args.value(a); };
     if (a == "--seed")
       seed = std::stoull(next());
     else if (a == "--cases")

@@ -141,35 +141,41 @@ std::string pathToUri(const std::string &path) {
   return out;
 }
 
-uint32_t bytesToUtf16(std::string_view line, uint32_t bytes) {
+namespace {
+
+/// A place in a line: its byte offset and the UTF-16 code units before it.
+struct Column {
+  size_t bytes = 0;
   uint32_t units = 0;
-  size_t i = 0;
-  while (i < bytes && i < line.size()) {
-    size_t at = i;
-    uint32_t cp = decode(line, i);
-    if (i > bytes) { // `bytes` points inside this character
-      i = at;
+};
+
+/// Walks `line` a character at a time while the column after the next character is `within`
+/// the target; the last column that is (a character's start), or the line's end.
+template <typename Within> Column walkColumns(std::string_view line, Within within) {
+  Column at;
+  while (at.bytes < line.size()) {
+    Column next = at;
+    uint32_t cp = decode(line, next.bytes);
+    next.units += cp >= 0x10000 ? 2 : 1;
+    if (!within(next))
       break;
-    }
-    units += cp >= 0x10000 ? 2 : 1;
+    at = next;
   }
-  return units + (bytes > i ? bytes - static_cast<uint32_t>(i) : 0);
+  return at;
+}
+
+} // namespace
+
+uint32_t bytesToUtf16(std::string_view line, uint32_t bytes) {
+  Column c = walkColumns(line, [&](const Column &next) { return next.bytes <= bytes; });
+  return c.units + (bytes > c.bytes ? bytes - static_cast<uint32_t>(c.bytes) : 0);
 }
 
 uint32_t utf16ToBytes(std::string_view line, uint32_t units) {
-  uint32_t used = 0;
-  size_t i = 0;
-  while (used < units && i < line.size()) {
-    size_t at = i;
-    uint32_t cp = decode(line, i);
-    used += cp >= 0x10000 ? 2 : 1;
-    if (used > units) { // inside a surrogate pair
-      i = at;
-      used = units;
-      break;
-    }
-  }
-  return static_cast<uint32_t>(i) + (units > used ? units - used : 0);
+  Column c = walkColumns(line, [&](const Column &next) { return next.units <= units; });
+  // Past the line's end, one unit per byte; inside a surrogate pair, the character's start.
+  bool pastEnd = c.bytes >= line.size();
+  return static_cast<uint32_t>(c.bytes) + (pastEnd && units > c.units ? units - c.units : 0);
 }
 
 } // namespace tdsl::lsp

@@ -26,6 +26,7 @@ end-to-end graphs are in examples.test).
 
 Comparison: |got - want| <= atol + rtol * |want| elementwise, NaNs must match, in float64.
 """
+import itertools
 import os
 import re
 import subprocess
@@ -129,13 +130,9 @@ def _compile_harness(func, consts, inputs, outputs, stem, obj_flags):
     _ok(_run(args), args)
     # The function itself is declared last (a graph after the funcs it calls).
     symbol = re.findall(r"int32_t (\w+)_dlpack\(", open(header).read())[-1]
-    call_args, t = [], 0
-    for value in list(inputs.values()) + list(outputs.values()):
-        if isinstance(value, np.ndarray):
-            call_args.append("&t[%d]" % t)
-            t += 1
-        else:
-            call_args.append(_literal(value))
+    tensor = itertools.count()
+    call_args = ["&t[%d]" % next(tensor) if isinstance(v, np.ndarray) else _literal(v)
+                 for v in list(inputs.values()) + list(outputs.values())]
     defines = ["-I", os.path.dirname(stem), '-DTDSL_HEADER="%s"' % os.path.basename(header),
                "-DTDSL_CALL(t)=%s_dlpack(%s)" % (symbol, ", ".join(call_args))]
     exe = stem + ".exe"

@@ -18,6 +18,7 @@ With obj=True the function is compiled by tdslc itself (`--emit=obj --via=cpp`, 
 libraries in-process) and only the harness by g++, linked as docs/cpp-backend.md says:
 `g++ harness.cpp f.o -lm -lpthread` plus LLVM's OpenMP runtime (-lomp) for parallel loops.
 """
+import itertools
 import os
 import subprocess
 import sys
@@ -59,13 +60,9 @@ def literal(value):
 def harness_defines(func, stem, inputs, outputs):
     """The -I and -D flags that make harness.cpp call `func`'s DLPack entry: one `&t[k]` per
     array argument, a literal for each scalar, in the order of the parameters."""
-    args, t = [], 0
-    for value in list(inputs.values()) + list(outputs.values()):
-        if isinstance(value, np.ndarray):
-            args.append("&t[%d]" % t)
-            t += 1
-        else:
-            args.append(literal(value))
+    tensor = itertools.count()
+    args = ["&t[%d]" % next(tensor) if isinstance(v, np.ndarray) else literal(v)
+            for v in list(inputs.values()) + list(outputs.values())]
     return ["-I", TMP, '-DTDSL_HEADER="%s.h"' % os.path.basename(stem),
             "-DTDSL_CALL(t)=%s_dlpack(%s)" % (func, ", ".join(args))]
 
