@@ -1,7 +1,8 @@
 //===- tools/tdsl-lsp/Primitives.h - The schedule primitives of spec §7, for the editor -------===//
 //
 // What hover and completion say about each schedule primitive: its argument shape, what it
-// returns, what it does (the table of language.md §8), and a completion snippet.
+// returns, what it does (the table of language.md §8), and a completion snippet; the entries
+// are in tools/tdsl-lsp/Primitives.def.
 
 #pragma once
 
