@@ -488,6 +488,19 @@ private:
       fail(what + " must be a float tensor, got " + v->dtype);
     return n;
   }
+  /// The float tensor input X of a node whose only used output is the first: the value, its
+  /// TDSL name and its shape.
+  struct FloatInput {
+    ValuePtr value;
+    std::string name;
+    Shape shape;
+  };
+  FloatInput onlyOutputOfFloatX() {
+    onlyFirstOutput();
+    ValuePtr x = in(0);
+    std::string name = floatTensor(x, "input X");
+    return {x, name, x->shape};
+  }
   /// A fresh name for an intermediate value of the importer's own.
   std::string fresh(const std::string &base) {
     std::string n = names.allocate(base);
@@ -1810,10 +1823,7 @@ void Importer::opBatchNorm() {
     unsupportedAttr("training_mode", "1");
   if (at.i("spatial", 1) != 1)
     unsupportedAttr("spatial", "0");
-  onlyFirstOutput();
-  ValuePtr x = in(0);
-  std::string xn = floatTensor(x, "input X");
-  Shape xs = x->shape;
+  auto [x, xn, xs] = onlyOutputOfFloatX();
   if (xs.size() < 2)
     fail("the input has rank " + std::to_string(xs.size()));
   Shape x3 = {xs[0], xs[1], product(xs, 2)};
@@ -1833,10 +1843,7 @@ void Importer::opMaxPool() {
       {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"});
   if (at.i("storage_order", 0) != 0)
     unsupportedAttr("storage_order", "1");
-  onlyFirstOutput();
-  ValuePtr x = in(0);
-  std::string xn = floatTensor(x, "input X");
-  Shape xs = x->shape;
+  auto [x, xn, xs] = onlyOutputOfFloatX();
   if (xs.size() != 4)
     fail("only 2-D pooling is supported");
   std::vector<int64_t> ks = at.ints("kernel_shape"), st = at.ints("strides", {1, 1}),
@@ -2070,10 +2077,7 @@ void Importer::opSoftmax() {
 
 void Importer::opLayerNorm() {
   Attrs at = attrs({"axis", "epsilon", "stash_type"});
-  onlyFirstOutput();
-  ValuePtr x = in(0);
-  std::string xn = floatTensor(x, "input X");
-  Shape xs = x->shape;
+  auto [x, xn, xs] = onlyOutputOfFloatX();
   int64_t axis = normAxis(at.i("axis", -1), static_cast<int64_t>(xs.size()));
   Shape x2 = {product(xs, 0, axis), product(xs, axis)};
   std::string base = node->output(0);
