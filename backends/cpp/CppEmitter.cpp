@@ -1087,23 +1087,20 @@ namespace {
 /// `"…"` for a C string literal and, inside it, an assembler string: `\` and `"` escaped for the
 /// assembler, then again for C.
 std::string asmPathLiteral(const std::string &path) {
-  std::string gas;
-  for (char c : path) {
-    if (c == '\\' || c == '"')
-      gas += '\\';
-    gas += c;
-  }
-  std::string out;
-  for (char c : gas) {
-    if (c == '\\' || c == '"')
-      out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
+  auto escaped = [](const std::string &text, bool newlines) {
+    std::string out;
+    for (char c : text) {
+      if (c == '\\' || c == '"')
+        out += '\\';
+      if (newlines && c == '\n') {
+        out += "\\n";
+        continue;
+      }
+      out += c;
     }
-    out += c;
-  }
-  return "\\\"" + out + "\\\"";
+    return out;
+  };
+  return "\\\"" + escaped(escaped(path, false), true) + "\\\"";
 }
 
 /// The graph constants: each a read-only, 64-byte aligned array that a top-level asm assembles
