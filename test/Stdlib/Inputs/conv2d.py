@@ -8,19 +8,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from routes import *
 
 
-def conv2d(x, w, stride, pad):
-    n, c, h, wd = x.shape
-    k, _, r, q = w.shape
-    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    oh, ow = (h + 2 * pad - r) // stride + 1, (wd + 2 * pad - q) // stride + 1
-    y = np.zeros((n, k, oh, ow))
-    for i in range(r):
-        for j in range(q):
-            patch = xp[:, :, i:i + stride * (oh - 1) + 1:stride, j:j + stride * (ow - 1) + 1:stride]
-            y += np.einsum("nchw,kc->nkhw", patch, w[:, :, i, j].astype(np.float64))
-    return y
-
-
 for tag, xs, ws, s, p in (("s1p0", (2, 3, 6, 6), (4, 3, 3, 3), 1, 0),
                           ("s2p1", (2, 3, 7, 9), (4, 3, 3, 3), 2, 1),
                           ("7x13_s1p1", (1, 2, 7, 13), (3, 2, 3, 3), 1, 1),

@@ -10,19 +10,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from routes import *
 
 
-def conv2d(x, w, stride, pad):
-    n, c, h, wd = x.shape
-    k, _, r, q = w.shape
-    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    oh, ow = (h + 2 * pad - r) // stride + 1, (wd + 2 * pad - q) // stride + 1
-    y = np.zeros((n, k, oh, ow))
-    for i in range(r):
-        for j in range(q):
-            patch = xp[:, :, i:i + stride * (oh - 1) + 1:stride, j:j + stride * (ow - 1) + 1:stride]
-            y += np.einsum("nchw,kc->nkhw", patch, w[:, :, i, j].astype(np.float64))
-    return y
-
-
 def pack(w, KV=8):
     k, c, r, q = w.shape
     kb = (k + KV - 1) // KV

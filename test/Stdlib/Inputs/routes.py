@@ -53,6 +53,21 @@ def uniform(shape, seed, lo=-1.0, hi=1.0):
     return rng(seed).uniform(lo, hi, size=shape).astype(np.float32)
 
 
+def conv2d(x, w, stride, pad):
+    """The reference of nn.conv2d<stride, pad> (NCHW, weights [K, C, R, Q], zero padding) in
+    float64, for conv2d.py and conv2d_packed.py."""
+    n, c, h, wd = x.shape
+    k, _, r, q = w.shape
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = (h + 2 * pad - r) // stride + 1, (wd + 2 * pad - q) // stride + 1
+    y = np.zeros((n, k, oh, ow))
+    for i in range(r):
+        for j in range(q):
+            patch = xp[:, :, i:i + stride * (oh - 1) + 1:stride, j:j + stride * (ow - 1) + 1:stride]
+            y += np.einsum("nchw,kc->nkhw", patch, w[:, :, i, j].astype(np.float64))
+    return y
+
+
 def _run(args, env=None):
     return subprocess.run(args, capture_output=True, text=True, env=env)
 
