@@ -163,8 +163,8 @@ Stmt vectorizeLoop(const For *loop, const Stmt &s) {
   if (const auto *branch = loop->body.as<IfThenElse>();
       branch && !branch->elseCase.defined() && !usesVar(branch->condition, loop->loopVar) &&
       !contains<BufferLoad>(branch->condition)) {
-    Stmt inner = For::make(loop->loopVar, loop->min, loop->extent, loop->forKind,
-                           branch->thenCase, loop->threadTag, loop->loc);
+    Stmt inner = For::make(loop->loopVar, loop->min, loop->extent, loop->forKind, branch->thenCase,
+                           loop->threadTag, loop->loc);
     return IfThenElse::make(branch->condition, vectorizeLoop(inner.as<For>(), inner), Stmt(),
                             branch->loc);
   }
