@@ -74,8 +74,6 @@ void dropUncalled(ir::Module &m, const std::vector<graph::DerivedFunc> &instance
   m = std::move(kept);
 }
 
-bool isOwn(const std::string &name) { return name.find('.') == std::string::npos; }
-
 } // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -280,7 +278,7 @@ bool Pipeline::Run::instantiateFuncs() {
   // again (spec §11) before its schedule applies.
   for (const ir::Func &f : std::vector<ir::Func>(module.functions())) {
     auto *p = f.as<ir::PrimFunc>();
-    if (!p || p->constVars.empty() || !isOwn(f.name()) || !takesConstants(f.name()))
+    if (!p || p->constVars.empty() || !graph::isOwnName(f.name()) || !takesConstants(f.name()))
       continue;
     std::vector<int64_t> values;
     std::vector<std::string> missing;
@@ -502,7 +500,7 @@ bool Pipeline::Run::lowerFuncs() {
     return false; // externs are defined by their library
   };
   auto exported = [&](const std::string &name) {
-    return opts.ownNames ? opts.ownNames->count(name) != 0 : isOwn(name);
+    return opts.ownNames ? opts.ownNames->count(name) != 0 : graph::isOwnName(name);
   };
   std::vector<std::string> roots;
   for (const ir::Func &f : module.functions())
@@ -548,7 +546,7 @@ bool Pipeline::Run::lowerCudaFuncs() {
   std::vector<std::string> roots;
   if (opts.func.empty()) {
     for (const ir::Func &f : module.functions())
-      if (isOwn(f.name()))
+      if (graph::isOwnName(f.name()))
         roots.push_back(f.name());
   } else {
     roots.push_back(opts.func);
@@ -627,12 +625,12 @@ void printOwnItems(const ir::Module &m, std::ostream &os, const std::string &onl
     os << "import \"" << imp << "\";\n";
   bool first = m.imports.empty();
   for (const ir::Constant &c : m.constants)
-    if (isOwn(c.name)) {
+    if (graph::isOwnName(c.name)) {
       os << ir::toString(c);
       first = false;
     }
   for (const ir::Func &f : m.functions()) {
-    if (!isOwn(f.name()))
+    if (!graph::isOwnName(f.name()))
       continue;
     if (!only.empty() && !wanted.count(f.name()))
       continue;
@@ -643,7 +641,8 @@ void printOwnItems(const ir::Module &m, std::ostream &os, const std::string &onl
   }
   bool firstIntrinsic = true;
   for (const ir::TensorIntrin &t : m.intrinsics) {
-    if (!isOwn(t.name) || (!only.empty() && !wanted.count(t.desc) && !wanted.count(t.impl)))
+    if (!graph::isOwnName(t.name) ||
+        (!only.empty() && !wanted.count(t.desc) && !wanted.count(t.impl)))
       continue;
     if (!first && firstIntrinsic)
       os << "\n";

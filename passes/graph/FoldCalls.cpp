@@ -19,8 +19,6 @@ using namespace ir;
 
 namespace {
 
-bool isOwn(const std::string &name) { return name.find('.') == std::string::npos; }
-
 /// `hint`, or `hint_1`, `hint_2`...: the first name that no function nor constant of `m` has and
 /// that is not in `taken`.
 std::string freshConstantName(const Module &m, const std::string &hint,
@@ -48,7 +46,7 @@ void foldConstantCalls(Module &module, const CallEvaluator &evaluate,
   std::set<std::string> taken;
   for (const Func &f : std::vector<Func>(module.functions())) {
     const auto *g = f.as<GraphFunc>();
-    if (!g || !isOwn(g->name))
+    if (!g || !isOwnName(g->name))
       continue;
     std::map<const BufferNode *, Buffer> folded; // call target → its constant
     auto current = [&](const Buffer &b) {

@@ -55,6 +55,9 @@ const std::vector<std::string> &graphPassNames();
 /// values graphs define are simplified (`B * 1` → `B`).
 void foldConstants(ir::Module &module);
 
+/// Whether `name` is one of the module's own items (an imported one is qualified: `nn.relu`).
+inline bool isOwnName(const std::string &name) { return name.find('.') == std::string::npos; }
+
 /// graph.pack-weights: in the module's own graphs, a call `nn.conv2d<S, P>(x, w)` whose weight
 /// is a graph constant (or the result of funcs called on constants only, which graph.fold-calls
 /// folds) with a static f32 shape [K, C, R, Q] becomes

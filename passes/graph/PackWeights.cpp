@@ -28,8 +28,6 @@ namespace {
 /// conv2d_packed's register tile is 7 columns x 8 channels (one ymm vector): KV = 8.
 constexpr int64_t kChannelBlock = 8;
 
-bool isOwn(const std::string &name) { return name.find('.') == std::string::npos; }
-
 std::optional<int64_t> literal(const Expr &e) {
   if (const auto *i = e.as<IntImm>())
     return i->value;
@@ -45,7 +43,7 @@ void packConvolutionWeights(Module &module) {
     return;
   for (const Func &f : std::vector<Func>(module.functions())) {
     const auto *g = f.as<GraphFunc>();
-    if (!g || !isOwn(g->name))
+    if (!g || !isOwnName(g->name))
       continue;
     // The values graph.fold-calls turns into constants (what funcs compute from graph constants
     // alone, in execution order), and the names taken in the graph.
