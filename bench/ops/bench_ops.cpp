@@ -11,6 +11,8 @@
 //                                                                        / convolution
 //   dwconv     nn.conv2d_ext with groups = channels on MobileNetV2's 3x3 depthwise
 //              convolutions                                              / grouped convolution
+//   depthwise  the same layers with nn.conv2d_depthwise<S, 1, 3> (what graph.pack-weights makes
+//              of them)                                                  / grouped convolution
 //   linear     nn.linear on BERT-base's and ResNet-18's dense layers      / inner product
 //   maxpool    nn.max_pool2d<3, 2, 1> (ResNet-18's stem pool)             / pooling (max)
 //   avgpool    nn.avg_pool2d (a 3x3 s2 pool, the global pools of ResNet-18 and MobileNetV2)
@@ -242,26 +244,37 @@ const Conv kMobileNet[] = {
     {"dw 576@14 s2", 576, 14, 576, 3, 2, 1}, {"dw 960@7", 960, 7, 960, 3, 1, 1},
 };
 
+// conv2d_depthwise has no K (= C) and no R, Q (the constant KS).
+using ConvDwFn = int32_t (*)(const float *, const float *, float *, int64_t, int64_t, int64_t,
+                             int64_t);
+
 // conv2d_packed has the packed weight's block count KB in place of K.
 using PackFn = int32_t (*)(const float *, float *, int64_t, int64_t, int64_t, int64_t);
 constexpr int64_t kPackBlock = 8; // graph.pack-weights' block
 
-/// A convolution, depthwise when `depthwise` (groups = channels, weights [K, 1, R, R]); with
-/// `packed`, nn.conv2d_packed on the weight packed once (untimed).
+/// A convolution, depthwise when `depthwise` (groups = channels, weights [K, 1, R, R]: with
+/// `packed`, nn.conv2d_depthwise, else nn.conv2d_ext); with `packed` and not `depthwise`,
+/// nn.conv2d_packed on the weight packed once (untimed).
 void benchConv(Options &o, const Conv &l, bool depthwise, bool packed = false) {
   int64_t oh = (l.h + 2 * l.p - l.r) / l.s + 1, cg = depthwise ? 1 : l.c;
   int64_t kb = (l.k + kPackBlock - 1) / kPackBlock;
   std::string sp = std::to_string(l.s) + "." + std::to_string(l.p);
-  std::string file = depthwise ? "conv2d_ext." + std::to_string(l.s) + "." + std::to_string(l.s) +
-                                     ".1.1.1.1.1.1." + std::to_string(l.c)
+  bool dw3 = depthwise && packed;
+  std::string file = dw3         ? "conv2d_depthwise." + sp + "." + std::to_string(l.r)
+                     : depthwise ? "conv2d_ext." + std::to_string(l.s) + "." + std::to_string(l.s) +
+                                       ".1.1.1.1.1.1." + std::to_string(l.c)
                      : packed ? "conv2d_packed." + sp + "." + std::to_string(l.k) + "." +
                                     std::to_string(kPackBlock)
                               : "conv2d." + sp;
-  void *fn = kernel(o.dir, file, depthwise ? "conv2d_ext" : packed ? "conv2d_packed" : "conv2d");
+  void *fn = kernel(o.dir, file,
+                    dw3         ? "conv2d_depthwise"
+                    : depthwise ? "conv2d_ext"
+                    : packed    ? "conv2d_packed"
+                                : "conv2d");
   std::vector<float> x = random(l.c * l.h * l.h), w = random(l.k * cg * l.r * l.r),
                      y(l.k * oh * oh), yref(y.size());
   std::vector<float> wp;
-  if (packed) {
+  if (packed && !depthwise) {
     wp.resize(kb * kPackBlock * l.c * l.r * l.r);
     auto pack = reinterpret_cast<PackFn>(
         kernel(o.dir, "conv2d_pack_weight." + std::to_string(kPackBlock), "conv2d_pack_weight"));
@@ -284,11 +297,12 @@ void benchConv(Options &o, const Conv &l, bool depthwise, bool packed = false) {
   measure(
       o, l.name,
       [&] {
-        check(depthwise ? reinterpret_cast<ConvExtFn>(fn)(x.data(), w.data(), y.data(), 1, l.c, l.h,
-                                                          l.h, l.k, cg, l.r, l.r)
-              : packed  ? reinterpret_cast<ConvFn>(fn)(x.data(), wp.data(), y.data(), 1, l.c, l.h,
+        check(dw3 ? reinterpret_cast<ConvDwFn>(fn)(x.data(), w.data(), y.data(), 1, l.c, l.h, l.h)
+              : depthwise ? reinterpret_cast<ConvExtFn>(fn)(x.data(), w.data(), y.data(), 1, l.c,
+                                                            l.h, l.h, l.k, cg, l.r, l.r)
+              : packed    ? reinterpret_cast<ConvFn>(fn)(x.data(), wp.data(), y.data(), 1, l.c, l.h,
                                                       l.h, kb, l.r, l.r)
-                        : reinterpret_cast<ConvFn>(fn)(x.data(), w.data(), y.data(), 1, l.c, l.h,
+                          : reinterpret_cast<ConvFn>(fn)(x.data(), w.data(), y.data(), 1, l.c, l.h,
                                                       l.h, l.k, l.r, l.r),
               "conv");
       },
@@ -468,7 +482,7 @@ std::vector<std::string> splitList(const char *p) {
 int main(int argc, char **argv) {
   const char *usage =
       "usage: bench_ops KERNEL_DIR [--threads=1,2] [--reps=N] "
-      "[--ops=conv,convpack,dwconv,linear,maxpool,avgpool,softmax,layernorm,eltwise] "
+      "[--ops=conv,convpack,dwconv,depthwise,linear,maxpool,avgpool,softmax,layernorm,eltwise] "
       "[--check-only]\n";
   if (argc < 2) {
     std::fprintf(stderr, "%s", usage);
@@ -476,8 +490,8 @@ int main(int argc, char **argv) {
   }
   Options o;
   o.dir = argv[1];
-  const char *known[] = {"conv",    "convpack", "dwconv",    "linear", "maxpool",
-                         "avgpool", "softmax",  "layernorm", "eltwise"};
+  const char *known[] = {"conv",    "convpack", "dwconv",  "depthwise", "linear",
+                         "maxpool", "avgpool",  "softmax", "layernorm", "eltwise"};
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--threads=", 0) == 0) {
@@ -522,6 +536,12 @@ int main(int argc, char **argv) {
     if (selected(o, "dwconv"))
       for (const Conv &l : kMobileNet)
         benchConv(o, l, true);
+    if (selected(o, "depthwise")) {
+      if (!o.checkOnly)
+        std::printf("nn.conv2d_depthwise<S, 1, 3>:\n");
+      for (const Conv &l : kMobileNet)
+        benchConv(o, l, true, true);
+    }
     if (selected(o, "linear"))
       for (const Dense &l : kDense)
         benchLinear(o, l);

@@ -12,6 +12,12 @@
 // packed kernel's register tile wants the weight blocked by 8 output channels; packing it on
 // every call (nn.conv2d's schedule) costs a pass over the weight per call. Calls whose weight
 // is not constant, or whose shapes are not static, stay as they are.
+//
+// A depthwise call `y = call nn.conv2d_ext<S, S, P, P, P, P, 1, 1, C>(x, w)` (equal strides,
+// the same padding on all four sides, no dilation, C groups, x with C channels and w of static
+// shape [C, 1, R, R]) becomes `y = call nn.conv2d_depthwise<S, P, R>(x, w)`, whatever w is: the
+// window size is then a constant, so that its loops unroll (the depthwise weight needs no
+// packing: the schedule broadcasts its taps).
 
 #include "passes/graph/Graph.h"
 
@@ -34,12 +40,43 @@ std::optional<int64_t> literal(const Expr &e) {
   return std::nullopt;
 }
 
+/// The call of nn.conv2d_depthwise<S, P, R> that computes `call` (nn.conv2d_ext), if it is a
+/// depthwise convolution with a square R x R window, equal strides, the same padding on every
+/// side and no dilation.
+std::optional<CallBinding> depthwiseCall(const CallBinding &call) {
+  if (call.args.size() != 2 || call.constArgs.size() != 9 || call.targets.size() != 1)
+    return std::nullopt;
+  std::vector<int64_t> c; // SH, SW, PT, PL, PB, PR, DH, DW, G
+  for (const Expr &e : call.constArgs)
+    if (std::optional<int64_t> v = literal(e))
+      c.push_back(*v);
+  if (c.size() != 9 || c[0] != c[1] || c[2] != c[3] || c[2] != c[4] || c[2] != c[5] || c[6] != 1 ||
+      c[7] != 1)
+    return std::nullopt;
+  const auto *x = std::get_if<Buffer>(&call.args[0]);
+  const auto *w = std::get_if<Buffer>(&call.args[1]);
+  if (!x || !w || x->shape().size() != 4 || w->shape().size() != 4)
+    return std::nullopt;
+  std::optional<int64_t> channels = literal(x->shape()[1]), k = literal(w->shape()[0]),
+                         cg = literal(w->shape()[1]), r = literal(w->shape()[2]),
+                         q = literal(w->shape()[3]);
+  if (!channels || !k || !cg || !r || !q || *channels != c[8] || *k != c[8] || *cg != 1 || *r != *q)
+    return std::nullopt;
+  CallBinding dw = call;
+  dw.callee = "nn.conv2d_depthwise";
+  dw.constArgs = {intImm(c[0]), intImm(c[2]), intImm(*r)};
+  return dw;
+}
+
 } // namespace
 
 void packConvolutionWeights(Module &module) {
   const char *conv = "nn.conv2d", *pack = "nn.conv2d_pack_weight", *packed = "nn.conv2d_packed";
-  if (!module.lookup(conv).as<PrimFunc>() || !module.lookup(pack).as<PrimFunc>() ||
-      !module.lookup(packed).as<PrimFunc>())
+  bool packs = module.lookup(conv).as<PrimFunc>() && module.lookup(pack).as<PrimFunc>() &&
+               module.lookup(packed).as<PrimFunc>();
+  bool depthwise = module.lookup("nn.conv2d_ext").as<PrimFunc>() &&
+                   module.lookup("nn.conv2d_depthwise").as<PrimFunc>();
+  if (!packs && !depthwise)
     return;
   for (const Func &f : std::vector<Func>(module.functions())) {
     const auto *g = f.as<GraphFunc>();
@@ -87,8 +124,14 @@ void packConvolutionWeights(Module &module) {
     Func rewritten = detail::rewriteBindings(*g, [&](const GraphBinding &binding) {
       std::vector<GraphBinding> keep{binding};
       const auto *call = std::get_if<CallBinding>(&binding);
-      if (!call || call->callee != conv || call->args.size() != 2 || call->constArgs.size() != 2 ||
-          call->targets.size() != 1 || !literal(call->constArgs[0]) || !literal(call->constArgs[1]))
+      if (depthwise && call && call->callee == "nn.conv2d_ext")
+        if (std::optional<CallBinding> dw = depthwiseCall(*call)) {
+          changed = true;
+          return std::vector<GraphBinding>{*dw};
+        }
+      if (!packs || !call || call->callee != conv || call->args.size() != 2 ||
+          call->constArgs.size() != 2 || call->targets.size() != 1 ||
+          !literal(call->constArgs[0]) || !literal(call->constArgs[1]))
         return keep;
       const auto *x = std::get_if<Buffer>(&call->args[0]);
       const auto *w = std::get_if<Buffer>(&call->args[1]);
