@@ -11,8 +11,9 @@
 //                                                                        / convolution
 //   dwconv     nn.conv2d_ext with groups = channels on MobileNetV2's 3x3 depthwise
 //              convolutions                                              / grouped convolution
-//   depthwise  the same layers with nn.conv2d_depthwise<S, 1, 3> (what graph.pack-weights makes
-//              of them)                                                  / grouped convolution
+//   depthwise  the same layers as graph.pack-weights routes them: nn.conv2d_depthwise<1, 3>
+//              (stride 1, more than 28 output columns), else nn.conv2d_depthwise_cb<S, 1, 3>
+//                                                                        / grouped convolution
 //   linear     nn.linear on BERT-base's and ResNet-18's dense layers      / inner product
 //   maxpool    nn.max_pool2d<3, 2, 1> (ResNet-18's stem pool)             / pooling (max)
 //   avgpool    nn.avg_pool2d (a 3x3 s2 pool, the global pools of ResNet-18 and MobileNetV2)
@@ -253,21 +254,25 @@ using PackFn = int32_t (*)(const float *, float *, int64_t, int64_t, int64_t, in
 constexpr int64_t kPackBlock = 8; // graph.pack-weights' block
 
 /// A convolution, depthwise when `depthwise` (groups = channels, weights [K, 1, R, R]: with
-/// `packed`, nn.conv2d_depthwise, else nn.conv2d_ext); with `packed` and not `depthwise`,
+/// `packed`, nn.conv2d_depthwise[_cb], else nn.conv2d_ext); with `packed` and not `depthwise`,
 /// nn.conv2d_packed on the weight packed once (untimed).
 void benchConv(Options &o, const Conv &l, bool depthwise, bool packed = false) {
   int64_t oh = (l.h + 2 * l.p - l.r) / l.s + 1, cg = depthwise ? 1 : l.c;
   int64_t kb = (l.k + kPackBlock - 1) / kPackBlock;
   std::string sp = std::to_string(l.s) + "." + std::to_string(l.p);
   bool dw3 = depthwise && packed;
-  std::string file = dw3         ? "conv2d_depthwise." + sp + "." + std::to_string(l.r)
+  // graph.pack-weights' choice: rows at stride 1 above 28 output columns, else channel blocks.
+  bool rows = l.s == 1 && oh > 28;
+  std::string dwName = rows ? "conv2d_depthwise" : "conv2d_depthwise_cb";
+  std::string file = dw3 ? dwName + (rows ? "" : "." + std::to_string(l.s)) + "." +
+                               std::to_string(l.p) + "." + std::to_string(l.r)
                      : depthwise ? "conv2d_ext." + std::to_string(l.s) + "." + std::to_string(l.s) +
                                        ".1.1.1.1.1.1." + std::to_string(l.c)
                      : packed ? "conv2d_packed." + sp + "." + std::to_string(l.k) + "." +
                                     std::to_string(kPackBlock)
                               : "conv2d." + sp;
   void *fn = kernel(o.dir, file,
-                    dw3         ? "conv2d_depthwise"
+                    dw3         ? dwName.c_str()
                     : depthwise ? "conv2d_ext"
                     : packed    ? "conv2d_packed"
                                 : "conv2d");
@@ -295,7 +300,7 @@ void benchConv(Options &o, const Conv &l, bool depthwise, bool packed = false) {
   ref.bind(DNNL_ARG_DST, pd.dst_desc(), ref.user(yd, tag::nchw, yref.data()), true);
   ref.prim = dnnl::convolution_forward(pd);
   measure(
-      o, l.name,
+      o, dw3 && !rows ? std::string(l.name) + " (cb)" : std::string(l.name),
       [&] {
         check(dw3 ? reinterpret_cast<ConvDwFn>(fn)(x.data(), w.data(), y.data(), 1, l.c, l.h, l.h)
               : depthwise ? reinterpret_cast<ConvExtFn>(fn)(x.data(), w.data(), y.data(), 1, l.c,
@@ -538,7 +543,7 @@ int main(int argc, char **argv) {
         benchConv(o, l, true);
     if (selected(o, "depthwise")) {
       if (!o.checkOnly)
-        std::printf("nn.conv2d_depthwise<S, 1, 3>:\n");
+        std::printf("nn.conv2d_depthwise<1, 3> (cb: nn.conv2d_depthwise_cb<S, 1, 3>):\n");
       for (const Conv &l : kMobileNet)
         benchConv(o, l, true, true);
     }

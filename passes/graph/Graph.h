@@ -4,7 +4,8 @@
 // (each printable with --print-ir-after=<name>):
 //
 //   graph.fold-constants  foldConstants      scalar call arguments and shapes folded
-//   graph.pack-weights    packConvolutionWeights  nn.conv2d on a constant weight: packed call
+//   graph.pack-weights    packConvolutionWeights  nn.conv2d on a constant weight: packed call;
+//                                                 depthwise nn.conv2d_ext: nn.conv2d_depthwise
 //                                            (CPU target)
 //   graph.fold-calls      foldConstantCalls  calls on graph constants evaluated (spec §8)
 //   graph.instantiate     instantiateCallees generic callees become concrete instances
@@ -63,7 +64,10 @@ inline bool isOwnName(const std::string &name) { return name.find('.') == std::s
 /// folds) with a static f32 shape [K, C, R, Q] becomes
 /// `w_packed = call nn.conv2d_pack_weight<8>(w)` then `nn.conv2d_packed<S, P, K, 8>(x,
 /// w_packed)` (the same result; `w_packed` named after the weight, suffixed when taken), so that
-/// graph.fold-calls packs the weight at compile time. Nothing when the module lacks those
+/// graph.fold-calls packs the weight at compile time. A depthwise call
+/// `nn.conv2d_ext<S, S, P, P, P, P, 1, 1, C>(x, w)` with S = 1 or 2 (x with C channels, w of
+/// static shape [C, 1, R, R], constant or not) becomes `nn.conv2d_depthwise<P, R>(x, w)` (S = 1)
+/// or `nn.conv2d_depthwise_s2<P, R>(x, w)` (S = 2). Nothing when the module lacks those
 /// functions (no `import "nn"`); other calls stay.
 void packConvolutionWeights(ir::Module &module);
 

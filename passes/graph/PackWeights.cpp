@@ -15,9 +15,10 @@
 //
 // A depthwise call `y = call nn.conv2d_ext<S, S, P, P, P, P, 1, 1, C>(x, w)` (equal strides,
 // the same padding on all four sides, no dilation, C groups, x with C channels and w of static
-// shape [C, 1, R, R]) becomes `y = call nn.conv2d_depthwise<S, P, R>(x, w)`, whatever w is: the
-// window size is then a constant, so that its loops unroll (the depthwise weight needs no
-// packing: the schedule broadcasts its taps).
+// shape [C, 1, R, R]) becomes, whatever w is, `y = call nn.conv2d_depthwise<P, R>(x, w)` when
+// S = 1 and the output has more than 28 columns (vectors along the rows), else
+// `nn.conv2d_depthwise_cb<S, P, R>(x, w)` (vectors over blocks of 8 channels, for small images
+// and strides): the window size is then a constant, so that its loops unroll.
 
 #include "passes/graph/Graph.h"
 
@@ -40,10 +41,14 @@ std::optional<int64_t> literal(const Expr &e) {
   return std::nullopt;
 }
 
-/// The call of nn.conv2d_depthwise<S, P, R> that computes `call` (nn.conv2d_ext), if it is a
-/// depthwise convolution with a square R x R window, equal strides, the same padding on every
-/// side and no dilation.
-std::optional<CallBinding> depthwiseCall(const CallBinding &call) {
+/// Output widths up to this go to nn.conv2d_depthwise_cb (measured on MobileNetV2's layers:
+/// docs/benchmarks.md); wider stride-1 ones to nn.conv2d_depthwise.
+constexpr int64_t kBlockedMaxWidth = 28;
+
+/// The call of nn.conv2d_depthwise<P, R> or nn.conv2d_depthwise_cb<S, P, R> that computes `call`
+/// (nn.conv2d_ext), if it is a depthwise convolution with a square R x R window, equal strides,
+/// the same padding on every side and no dilation, and the module has that function.
+std::optional<CallBinding> depthwiseCall(const Module &module, const CallBinding &call) {
   if (call.args.size() != 2 || call.constArgs.size() != 9 || call.targets.size() != 1)
     return std::nullopt;
   std::vector<int64_t> c; // SH, SW, PT, PL, PB, PR, DH, DW, G
@@ -62,9 +67,14 @@ std::optional<CallBinding> depthwiseCall(const CallBinding &call) {
                          q = literal(w->shape()[3]);
   if (!channels || !k || !cg || !r || !q || *channels != c[8] || *k != c[8] || *cg != 1 || *r != *q)
     return std::nullopt;
+  std::optional<int64_t> width = literal(x->shape()[3]);
+  bool rows = c[0] == 1 && (!width || (*width + 2 * c[2] - *r) / c[0] + 1 > kBlockedMaxWidth);
   CallBinding dw = call;
-  dw.callee = "nn.conv2d_depthwise";
-  dw.constArgs = {intImm(c[0]), intImm(c[2]), intImm(*r)};
+  dw.callee = rows ? "nn.conv2d_depthwise" : "nn.conv2d_depthwise_cb";
+  if (!module.lookup(dw.callee).as<PrimFunc>())
+    return std::nullopt;
+  dw.constArgs = rows ? std::vector<Expr>{intImm(c[2]), intImm(*r)}
+                      : std::vector<Expr>{intImm(c[0]), intImm(c[2]), intImm(*r)};
   return dw;
 }
 
@@ -74,8 +84,7 @@ void packConvolutionWeights(Module &module) {
   const char *conv = "nn.conv2d", *pack = "nn.conv2d_pack_weight", *packed = "nn.conv2d_packed";
   bool packs = module.lookup(conv).as<PrimFunc>() && module.lookup(pack).as<PrimFunc>() &&
                module.lookup(packed).as<PrimFunc>();
-  bool depthwise = module.lookup("nn.conv2d_ext").as<PrimFunc>() &&
-                   module.lookup("nn.conv2d_depthwise").as<PrimFunc>();
+  bool depthwise = module.lookup("nn.conv2d_ext").as<PrimFunc>() != nullptr;
   if (!packs && !depthwise)
     return;
   for (const Func &f : std::vector<Func>(module.functions())) {
@@ -125,7 +134,7 @@ void packConvolutionWeights(Module &module) {
       std::vector<GraphBinding> keep{binding};
       const auto *call = std::get_if<CallBinding>(&binding);
       if (depthwise && call && call->callee == "nn.conv2d_ext")
-        if (std::optional<CallBinding> dw = depthwiseCall(*call)) {
+        if (std::optional<CallBinding> dw = depthwiseCall(module, *call)) {
           changed = true;
           return std::vector<GraphBinding>{*dw};
         }
