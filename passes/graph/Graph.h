@@ -65,10 +65,10 @@ inline bool isOwnName(const std::string &name) { return name.find('.') == std::s
 /// `w_packed = call nn.conv2d_pack_weight<8>(w)` then `nn.conv2d_packed<S, P, K, 8>(x,
 /// w_packed)` (the same result; `w_packed` named after the weight, suffixed when taken), so that
 /// graph.fold-calls packs the weight at compile time. A depthwise call
-/// `nn.conv2d_ext<S, S, P, P, P, P, 1, 1, C>(x, w)` with S = 1 or 2 (x with C channels, w of
-/// static shape [C, 1, R, R], constant or not) becomes `nn.conv2d_depthwise<P, R>(x, w)` (S = 1)
-/// or `nn.conv2d_depthwise_s2<P, R>(x, w)` (S = 2). Nothing when the module lacks those
-/// functions (no `import "nn"`); other calls stay.
+/// `nn.conv2d_ext<S, S, P, P, P, P, 1, 1, C>(x, w)` (x with C channels, w of static shape
+/// [C, 1, R, R], constant or not) becomes `nn.conv2d_depthwise<P, R>(x, w)` when S = 1 and the
+/// output has more than 28 columns, else `nn.conv2d_depthwise_cb<S, P, R>(x, w)`. Nothing when
+/// the module lacks those functions (no `import "nn"`); other calls stay.
 void packConvolutionWeights(ir::Module &module);
 
 /// Evaluates a call whose tensor arguments are graph constants of `module` and whose other
