@@ -169,6 +169,18 @@ private:
                      diags_);
       values.emplace(c, IntImm::make(DType::i64(), value, out.loc));
     }
+    // Names bound by earlier statements may appear too (spec §7: a sampled integer may be used
+    // wherever a parameter may): each stays a variable of the map, replaced by its value when
+    // the script runs (a name bound to a loop or a block is refused then).
+    std::vector<Var> ints;
+    for (const std::string &name : bound_) {
+      if (scopes.lookup(name))
+        continue;
+      Var c(name, DType::i64(), out.loc);
+      scopes.declare(name, Symbol{SymbolKind::Const, c, Buffer(), SourceRange(), IterKind::Spatial},
+                     diags_);
+      ints.push_back(c);
+    }
     ExprChecker ec{scopes, diags_};
     for (const ast::SchedArg &r : a.list) {
       Expr e = ec.check(*r.expr, DType::i64());
@@ -181,9 +193,24 @@ private:
       }
       out.lambdaResults.push_back(e);
     }
+    for (const Var &v : ints)
+      for (const Expr &e : out.lambdaResults)
+        if (usesVar(e, v)) {
+          out.lambdaInts.push_back(v);
+          break;
+        }
     return out;
   }
 
+public:
+  /// Records the handles a statement binds (after its arguments were built).
+  void bind(const std::string &name) {
+    if (name != "_")
+      bound_.insert(name);
+  }
+
+private:
+  std::set<std::string> bound_;
   const std::map<std::string, int64_t> &params_;
   DiagnosticEngine &diags_;
 };
@@ -299,6 +326,8 @@ buildSchedules(const std::vector<ast::Module *> &modules,
         }
         call.args.push_back(*arg);
       }
+      for (const std::string &r : call.results)
+        b.bind(r);
       script.calls.push_back(std::move(call));
     }
     if (ok)

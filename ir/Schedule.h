@@ -4,6 +4,8 @@
 // calls whose arguments are plain values. Names stay names (a handle bound earlier in the
 // script, a block name, or a buffer name) and are resolved when the script runs
 // (passes/schedule); schedule parameters are already replaced by their integer values.
+// A layout map may also use integers the script binds (sample_* results): those stay
+// variables of the map until the script runs.
 //
 //===--------------------------------------------------------------------------------------===//
 #pragma once
@@ -26,6 +28,9 @@ struct ScheduleArg {
   std::vector<ScheduleArg> items; // List
   std::vector<Var> lambdaParams;  // Lambda: `(i, j) => (results…)`
   std::vector<Expr> lambdaResults;
+  /// Lambda: integers bound earlier in the script (sample_* results) that the results use, as
+  /// variables named like them; their values replace them when the script runs.
+  std::vector<Var> lambdaInts;
   SourceLoc loc;
 };
 

@@ -5,6 +5,7 @@
 #include "passes/schedule/Apply.h"
 
 #include "ir/IRPrinter.h"
+#include "ir/Utils.h"
 #include "passes/schedule/Primitives.h"
 #include "passes/schedule/Sample.h"
 #include "support/Diagnostics.h"
@@ -325,8 +326,20 @@ const std::vector<std::pair<std::string, Primitive>> &primitives() {
            throw ArgError{
                map.loc,
                "'transform_layout' expects a layout map, e.g. (i, j) => (i / 16, j, i % 16)"};
+         // Integers the script bound (sample_* results) take their values now.
+         std::unordered_map<Var, Expr> ints;
+         for (const Var &v : map.lambdaInts) {
+           ScheduleArg name;
+           name.kind = ScheduleArg::Kind::Name;
+           name.name = v->name;
+           name.loc = map.loc;
+           ints.emplace(v, IntImm::make(DType::i64(), c.integer(name), map.loc));
+         }
+         std::vector<Expr> results;
+         for (const Expr &e : map.lambdaResults)
+           results.push_back(ints.empty() ? e : substitute(e, ints));
          schedule::transformLayout(s, c.block(c.arg(0)), c.buffer(c.arg(1)), map.lambdaParams,
-                                   map.lambdaResults);
+                                   results);
          c.bind({});
        }},
       {"blockize",
