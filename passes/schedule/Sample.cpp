@@ -4,8 +4,10 @@
 
 #include "passes/schedule/Sample.h"
 
+#include "ir/Contains.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "ir/Utils.h"
 #include "passes/schedule/Primitives.h"
 #include "passes/schedule/Regions.h"
 
@@ -138,8 +140,14 @@ std::string argText(const ScheduleArg &a, const std::map<std::string, int64_t> &
     for (size_t i = 0; i < a.lambdaParams.size(); ++i)
       out += (i ? ", " : "") + a.lambdaParams[i]->name;
     out += ") => (";
+    // Decided integers the map uses are written in.
+    std::unordered_map<Var, Expr> ints;
+    for (const Var &v : a.lambdaInts)
+      if (auto it = decided.find(v->name); it != decided.end())
+        ints.emplace(v, IntImm::make(DType::i64(), it->second, a.loc));
     for (size_t i = 0; i < a.lambdaResults.size(); ++i)
-      out += (i ? ", " : "") + toString(a.lambdaResults[i]);
+      out += (i ? ", " : "") +
+             toString(ints.empty() ? a.lambdaResults[i] : substitute(a.lambdaResults[i], ints));
     return out + ")";
   }
   }
@@ -248,6 +256,39 @@ bool writesOutput(const PrimFunc &f, const Block *b) {
       if (w.get() == o.get())
         return true;
   return false;
+}
+
+/// The input that a multi-level tile re-reads most: a 2-D input of the function loaded by
+/// `b` as [a reduce axis, the axis `inner` binds] (B of a matmul, C[i, j] += A[i, k] * B[k, j]),
+/// so that every row tile streams its columns with a stride of a whole row. Null when none.
+Buffer panelOperand(const PrimFunc &f, const Block *b, const Var &inner) {
+  auto axis = [&](const Expr &e, bool reduce) -> bool {
+    const auto *ref = e.as<VarRef>();
+    if (!ref)
+      return false;
+    for (const IterVar &iv : b->iterVars)
+      if (iv.var.get() == ref->var.get()) {
+        if (reduce)
+          return iv.kind == IterKind::Reduce;
+        const auto *bound = iv.binding.as<VarRef>();
+        return iv.kind == IterKind::Spatial && bound && bound->var.get() == inner.get();
+      }
+    return false;
+  };
+  Buffer found;
+  bool unique = true;
+  forEach<BufferLoad>(b->body, [&](const BufferLoad *op) {
+    bool input = false;
+    for (const FuncParam &p : f.inputs)
+      input |= p.isTensor() && p.buffer.get() == op->buffer.get();
+    if (!input || op->indices.size() != 2 || !axis(op->indices[0], true) ||
+        !axis(op->indices[1], false))
+      return;
+    if (found.defined() && found.get() != op->buffer.get())
+      unique = false;
+    found = op->buffer;
+  });
+  return unique ? found : Buffer();
 }
 
 } // namespace
@@ -387,6 +428,34 @@ std::optional<ScheduleScript> designSpace(const Func &func, int level) {
       for (size_t i = 0; i < loopVars.size(); ++i)
         if (!reduce[i] && i != lastSpatial)
           w.call({}, "unroll", {ScriptWriter::name(tiles[i][3])});
+    // Packing (the hand schedule of bench/matmul.tdsl; MetaSchedule's layout rewrite): the
+    // panel operand is copied into panels as wide as the vectorized tile, each contiguous
+    // (P[j / NR, k, j % NR]), so that a tile's k loop reads one vector after another; the copy
+    // runs before the tiles, vectorized along a panel row, parallel over k.
+    if (level == 0)
+      if (Buffer panel = panelOperand(*prim, main, loopVars[lastSpatial]); panel.defined()) {
+        const std::string nr = loopNames[lastSpatial] + "_f3", copy = panel->name + "_pack";
+        w.call({copy}, "cache_read",
+               {ScriptWriter::name(main->name), ScriptWriter::name(panel->name),
+                ScriptWriter::string("global")});
+        ScheduleArg map;
+        map.kind = ScheduleArg::Kind::Lambda;
+        Var a("p0", DType::i64()), b("p1", DType::i64()), width(nr, DType::i64());
+        map.lambdaParams = {a, b};
+        Expr vb = VarRef::make(b), vw = VarRef::make(width);
+        map.lambdaResults = {Div::make(vb, vw), VarRef::make(a), Mod::make(vb, vw)};
+        map.lambdaInts = {width};
+        w.call({}, "transform_layout",
+               {ScriptWriter::name(copy), ScriptWriter::name(panel->name + "_global"), map});
+        w.call({copy + "_k", copy + "_j"}, "loops", {ScriptWriter::name(copy)});
+        ScheduleArg factors;
+        factors.kind = ScheduleArg::Kind::List;
+        factors.items = {ScriptWriter::arg(ScheduleArg::Kind::Placeholder, "_"),
+                         ScriptWriter::name(nr)};
+        w.call({copy + "_j0", copy + "_j1"}, "split", {ScriptWriter::name(copy + "_j"), factors});
+        w.call({}, "vectorize", {ScriptWriter::name(copy + "_j1")});
+        w.call({}, "parallel", {ScriptWriter::name(copy + "_k")});
+      }
   }
   return w.script;
 }
