@@ -12,14 +12,22 @@
 // block gets an axis `vi_o = outer` of extent extent / R with the inner axis' kind; the inner
 // binding becomes `vi_o * R + inner`. An axis bound only by inner loops gets no outer axis.
 //
+// A `where` made of bounds of the axes (a split that does not divide: `i_0 * 6 + i_1 < 16`) is
+// kept on the inner block, rewritten `vi_o * 6 + i_1 < 16`; an axis so guarded may have an
+// extent R does not divide (its outer axis then has extent ceil(extent / R), the last outer
+// iteration partial), as TVM pads the outer block's domain.
+//
 // Refused when: the subtree under `loop` is not a chain of loops ending in exactly one block;
-// the block has a `where` (from a split that does not divide);
+// the block has a `where` that depends on the loops other than through the bounds of its axes;
 // a binding is not affine in the loop variables; its inner part does not range over [0, R)
-// with R dividing the extent and the outer coefficients.
+// with R dividing the outer coefficients, and the extent too unless the `where` bounds the
+// axis.
 
 #include "passes/schedule/Primitives.h"
+#include "passes/schedule/Regions.h"
 
 #include "ir/IRPrinter.h"
+#include "ir/Utils.h"
 #include "passes/Simplify.h"
 
 #include <map>
@@ -56,11 +64,12 @@ std::string blockize(ScheduleState &s, const Var &loopVar) {
                         loopVar->loc, "loop declared here");
   const Block *b = inner.front();
   // A `where` (a split that does not divide) lets the outer loops run past the outer axes'
-  // domains; TVM pads the outer block's domain then, which we do not support yet.
-  if (!isConstInt(b->predicate, 1))
-    throw ScheduleError("blockize of block '" + b->name +
-                            "', which has a 'where' condition, is not supported",
-                        b->loc, "block '" + b->name + "' is here");
+  // domains: the outer block's domain is padded and the inner block keeps the bounds. Other
+  // conditions on the loops cannot be rewritten in terms of the outer block's axes.
+  bool guarded = !isConstInt(b->predicate, 1);
+  std::vector<Expr> extraConds;
+  if (guarded)
+    extraConds = predicateInAxes(s, b, "blockize keeps only bounds of the axes");
   std::set<const VarNode *> innerLoops;
   for (const For *f = loop;;) {
     innerLoops.insert(f->loopVar.get());
@@ -115,7 +124,7 @@ std::string blockize(ScheduleState &s, const Var &loopVar) {
     }
     int64_t r = innerTerms.empty() ? 1 : innerMax + 1;
     auto ext = asConstInt(iv.extent);
-    bool divides = ext && *ext % r == 0 && a->constant % r == 0;
+    bool divides = ext && (*ext % r == 0 || guarded) && a->constant % r == 0;
     for (const auto &[v, c] : outerTerms)
       divides &= c % r == 0;
     if (!divides)
@@ -129,7 +138,7 @@ std::string blockize(ScheduleState &s, const Var &loopVar) {
     IterVar out;
     out.var = Var(iv.var.name() + "_o", DType::i64(), iv.var->loc);
     out.kind = iv.kind;
-    out.extent = intImm(*ext / r);
+    out.extent = intImm((*ext + r - 1) / r);
     out.binding = build(scaled, a->constant / r);
     out.loc = iv.loc;
     outerIters.push_back(out);
@@ -140,8 +149,44 @@ std::string blockize(ScheduleState &s, const Var &loopVar) {
     innerIters.push_back(in);
   }
 
+  // The inner block's `where`: each axis whose new binding can pass its extent bounded, and the
+  // conditions on the axes themselves, in terms of the new bindings.
+  Expr predicate = b->predicate;
+  if (guarded) {
+    predicate = Expr();
+    std::unordered_map<Var, Expr> toBinding;
+    for (size_t k = 0; k < innerIters.size(); ++k) {
+      toBinding[innerIters[k].var] = innerIters[k].binding;
+      auto ext = asConstInt(innerIters[k].extent);
+      std::optional<Affine> a = affine(innerIters[k].binding);
+      bool within = ext && a && a->constant >= 0;
+      int64_t max = a ? a->constant : 0;
+      for (size_t t = 0; within && t < a->terms.size(); ++t) {
+        const auto &[v, c] = a->terms[t];
+        int64_t extent = -1;
+        if (extents.count(v.get()))
+          extent = extents[v.get()];
+        for (const IterVar &o : outerIters)
+          if (o.var == v)
+            extent = *asConstInt(o.extent);
+        within = extent > 0 && c >= 0;
+        max += c * (extent - 1);
+      }
+      if (within && max < *ext)
+        continue;
+      Expr bound = LT::make(innerIters[k].binding, innerIters[k].extent);
+      predicate = predicate.defined() ? logicalAnd(predicate, bound) : bound;
+    }
+    for (const Expr &c : extraConds) {
+      Expr e = substitute(c, toBinding);
+      predicate = predicate.defined() ? logicalAnd(predicate, e) : e;
+    }
+    if (!predicate.defined())
+      predicate = boolImm(true);
+  }
+
   // Step 3: rewrite — the inner block with new bindings, wrapped in the outer block.
-  Stmt newInner = Block::make(b->name, innerIters, b->predicate, b->init, b->body, b->reads,
+  Stmt newInner = Block::make(b->name, innerIters, predicate, b->init, b->body, b->reads,
                               b->writes, b->allocBuffers, b->loc);
   // Rebuild the loop chain around the new inner block.
   std::vector<const For *> chain;

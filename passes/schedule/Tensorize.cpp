@@ -13,6 +13,13 @@
 //      access P[i…] rewritten T[i… + offset]; a block of the copy whose body then mentions an
 //      axis of B_o gets an axis of that kind bound to it (a block body sees its own axes only).
 //
+// A block with a `where` (a split that does not divide: the last tile partial) is tensorized
+// too: blockize keeps the bounds on the inner block; G, the condition that they hold for every
+// iteration of the loops under `loop` (in B_o's axes), becomes a `where` of every block of
+// IMPL's copy, and B_o's body is that copy followed by the original loops and B, B's `where`
+// joined by not-G: full tiles run the micro-kernel and the partial one the original
+// computation (lower.partition splits the loop that G depends on).
+//
 // Refused (each naming the rule): an unknown intrinsic; loops whose extents differ from DESC's;
 // axes of other kinds or number; an init on one side only, or an init with B's reduction split
 // across `loop` (decompose_reduction first); an access of another rank or dtype, or not DESC's
@@ -27,6 +34,7 @@
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "ir/StructuralEqual.h"
+#include "ir/Utils.h"
 #include "passes/Simplify.h"
 #include "support/Join.h"
 
@@ -145,9 +153,11 @@ struct Binding {
 /// The copy of the implementation's body placed in the outer block.
 class Inliner : public FreshVarCopier {
 public:
+  /// `guard` (when defined): a condition on the outer block's axes that every block of the
+  /// copy gets as a `where`.
   Inliner(const std::map<const BufferNode *, Binding> &params, const Block &outer,
-          std::set<std::string> &taken)
-      : params_(params), outer_(outer), taken_(taken) {}
+          std::set<std::string> &taken, Expr guard)
+      : params_(params), outer_(outer), taken_(taken), guard_(std::move(guard)) {}
 
   /// Fresh copies of the implementation's root allocations.
   std::vector<Buffer> copyAllocs(const std::vector<Buffer> &allocs) {
@@ -212,6 +222,9 @@ protected:
         init = substitute(init, toAxis);
       pred = substitute(pred, toAxis);
     }
+    // The guard is a condition on the enclosing scope (the outer block's axes), as every `where`.
+    if (guard_.defined())
+      pred = isConstInt(pred, 1) ? guard_ : logicalAnd(pred, guard_);
     std::string name = outer_.name + "_" + op->name;
     for (int i = 1; taken_.count(name); ++i)
       name = outer_.name + "_" + op->name + "_" + std::to_string(i);
@@ -241,6 +254,7 @@ private:
   const std::map<const BufferNode *, Binding> &params_;
   const Block &outer_;
   std::set<std::string> &taken_;
+  Expr guard_;
   std::unordered_map<Var, Var> vars_;
 };
 
@@ -361,6 +375,48 @@ void tensorize(ScheduleState &s, const Var &loopVar, const std::string &name) {
                    ", the description's " + extentList(want));
   }
 
+  // A `where` on B (bounds of its axes, kept by blockize): the condition under which it holds
+  // for every iteration of the loops, each conjunct `x < y` / `x <= y` at the loops' worst
+  // case (x - y affine in them).
+  Expr guard;
+  if (!isConstInt(b->predicate, 1)) {
+    std::vector<Expr> parts;
+    for (const Expr &c : conjuncts(b->predicate)) {
+      Expr lhs, rhs;
+      bool strict = true;
+      if (auto *lt = c.as<LT>())
+        lhs = lt->a, rhs = lt->b;
+      else if (auto *le = c.as<LE>())
+        lhs = le->a, rhs = le->b, strict = false;
+      std::optional<Affine> diff = lhs.defined() ? affine(lhs - rhs) : std::nullopt;
+      if (!diff)
+        throw refuse("its 'where' condition '" + toString(c) +
+                     "' is not a bound affine in the loops under '" + loopVar.name() + "'");
+      std::unordered_map<Var, Expr> worst;
+      for (const For *f : loops) {
+        int64_t c0 = diff->coeff(f->loopVar);
+        worst[f->loopVar] =
+            c0 > 0 ? simplify(f->min + f->extent - intImm(1)) : simplify(f->min);
+      }
+      Expr w = simplify(substitute(lhs, worst));
+      Expr r = simplify(substitute(rhs, worst));
+      // On one variable, solved for it (`vi_o < 170` rather than `vi_o * 6 + 5 < 1024`): the
+      // form in which the checks of a parsed `where` narrow the axis bound to it.
+      std::optional<Affine> g = affine(w - r);
+      if (g && g->terms.size() == 1 && g->terms[0].second > 0) {
+        int64_t c0 = g->terms[0].second, k = -g->constant; // c0 * x < k (or <=)
+        auto floorDiv = [](int64_t a, int64_t d) { return a / d - (a % d != 0 && a < 0); };
+        Expr x = VarRef::make(g->terms[0].first);
+        parts.push_back(strict ? LT::make(x, intImm(-floorDiv(-k, c0)))
+                               : LE::make(x, intImm(floorDiv(k, c0))));
+        continue;
+      }
+      parts.push_back(strict ? LT::make(w, r) : LE::make(w, r));
+    }
+    for (const Expr &p : parts)
+      guard = guard.defined() ? logicalAnd(guard, p) : p;
+  }
+
   // Both blocks in terms of the target's loops (and the outer block's axes).
   std::unordered_map<Var, Expr> targetAxes, descAxes, descLoopRefs;
   for (const auto &[dv, tv] : loopMap)
@@ -470,11 +526,26 @@ void tensorize(ScheduleState &s, const Var &loopVar, const std::string &name) {
   std::set<std::string> taken;
   for (const Block *blk : s.blocks())
     taken.insert(blk->name);
-  Inliner inliner(implParams, *outer, taken);
+  Inliner inliner(implParams, *outer, taken, guard);
   std::vector<Buffer> allocs = outer->allocBuffers;
   for (const Buffer &a : inliner.copyAllocs(impl->allocBuffers))
     allocs.push_back(a);
   Stmt body = inliner.mutate(impl->body);
+  if (guard.defined()) {
+    // The partial tiles: B where not G.
+    Expr notGuard;
+    for (const Expr &c : conjuncts(guard)) {
+      Expr n = c.as<LT>() ? GE::make(c.as<LT>()->a, c.as<LT>()->b, c->loc)
+                          : GT::make(c.as<LE>()->a, c.as<LE>()->b, c->loc);
+      notGuard = notGuard.defined() ? logicalOr(notGuard, n) : n;
+    }
+    Stmt rest = Block::make(b->name, b->iterVars, logicalAnd(b->predicate, notGuard), b->init,
+                            b->body, b->reads, b->writes, b->allocBuffers, b->loc);
+    for (size_t i = loops.size(); i-- > 0;)
+      rest = For::make(loops[i]->loopVar, loops[i]->min, loops[i]->extent, loops[i]->forKind, rest,
+                       loops[i]->threadTag, loops[i]->loc);
+    body = SeqStmt::make({body, rest});
+  }
   Stmt replaced = Block::make(outer->name, outer->iterVars, outer->predicate, Stmt(), body, {}, {},
                               allocs, outer->loc);
   // Step 4: replace.
