@@ -10,6 +10,7 @@
 #include "passes/lower/LowerUtils.h"
 
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
 
 namespace tdsl::lower {
@@ -59,6 +60,10 @@ struct Guard {
   const void *node = nullptr;
   std::vector<Expr> terms;
   std::vector<std::optional<HalfLine>> halves;
+  /// For each conjunct, the half-line of `v` on which it holds for no iteration of those loops
+  /// (when there is one): the complement of another guard's half-line where `tensorize` runs
+  /// the original computation on partial tiles only (`vi_o >= 170` beside `vi_o < 170`).
+  std::vector<std::optional<HalfLine>> nevers;
 };
 
 /// The selects of an expression (also nested ones).
@@ -98,6 +103,18 @@ std::optional<HalfLine> halfLineOf(const Expr &term, const Var &v, const Domain 
     return HalfLine{true, simplify(Div::make(canonical(intImm(0) - b), intImm(*a)) + intImm(1))};
   int64_t c = -*a;
   return HalfLine{false, simplify(Div::make(b + intImm(c - 1), intImm(c)))};
+}
+
+/// The half-line of `v` on which `term` holds for no value of the `inner` loops: where the
+/// best case of `e <= 0` is `e >= 1`, i.e. `1 - min(e) <= 0`.
+std::optional<HalfLine> neverHalfLineOf(const Expr &term, const Var &v, const Domain &inner) {
+  Expr e = asNonPositive(term);
+  if (!e.defined() || !usesVar(e, v) || contains<BufferLoad>(e))
+    return std::nullopt;
+  Expr best = bound(e, inner).min;
+  if (!best.defined() || usesInner(best, inner))
+    return std::nullopt;
+  return halfLineOf(LE::make(intImm(1) - best, intImm(0)), v, {});
 }
 
 /// The guards under `s` (`if`s without else and selects in stored values and indices), with
@@ -151,8 +168,10 @@ private:
     Guard g;
     g.node = node;
     conjuncts(condition, g.terms);
-    for (const Expr &term : g.terms)
+    for (const Expr &term : g.terms) {
       g.halves.push_back(halfLineOf(term, v_, inner_));
+      g.nevers.push_back(neverHalfLineOf(term, v_, inner_));
+    }
     guards.push_back(std::move(g));
   }
 
@@ -161,7 +180,9 @@ private:
 };
 
 /// Drops from the guards of `guards` each conjunct whose half-line is one of `proven`; an `if`
-/// left without conjuncts becomes its body, a select its true value.
+/// left without conjuncts becomes its body, a select its true value. A guard with a conjunct
+/// that holds nowhere on one of `proven` is false there: the `if` goes, a select becomes its
+/// false value.
 class StripGuards : public IRMutator {
 public:
   StripGuards(const std::vector<Guard> &guards, const std::vector<HalfLine> &proven)
@@ -180,6 +201,12 @@ private:
 
   /// The guard `op` (an if or a select), as `mutated` rebuilt it, without its proven conjuncts.
   template <typename Node, typename Handle> Handle strip(const Node *op, const Handle &mutated) {
+    if (never(op)) {
+      if constexpr (std::is_same_v<Node, IfThenElse>)
+        return seqOrNoOp({});
+      else
+        return mutated.template as<Node>()->falseValue;
+    }
     std::optional<Expr> cond = remaining(op);
     if (!cond)
       return mutated;
@@ -187,6 +214,18 @@ private:
     if (!cond->defined())
       return yes;
     return Node::make(*cond, yes, no, op->loc);
+  }
+
+  /// Whether a conjunct of the guard `node` holds nowhere on a proven half-line.
+  bool never(const void *node) const {
+    auto it = guards_.find(node);
+    if (it == guards_.end())
+      return false;
+    for (const std::optional<HalfLine> &n : it->second->nevers)
+      for (const HalfLine &h : proven_)
+        if (n && sameHalfLine(*n, h))
+          return true;
+    return false;
   }
 
   /// The condition left once proven conjuncts go (undefined: none left); nullopt: unchanged.
