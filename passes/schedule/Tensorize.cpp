@@ -391,7 +391,8 @@ void tensorize(ScheduleState &s, const Var &loopVar, const std::string &name) {
       std::optional<Affine> diff = lhs.defined() ? affine(lhs - rhs) : std::nullopt;
       if (!diff)
         throw refuse("its 'where' condition '" + toString(c) +
-                     "' is not a bound affine in the loops under '" + loopVar.name() + "'");
+                     "' is not a bound ('<' or '<=', affine in the loops under '" +
+                     loopVar.name() + "'): only whole tiles run the micro-kernel");
       std::unordered_map<Var, Expr> worst;
       for (const For *f : loops) {
         int64_t c0 = diff->coeff(f->loopVar);
