@@ -19,6 +19,15 @@ using namespace ir;
 
 namespace {
 
+void disjuncts(const Expr &e, std::vector<Expr> &out) {
+  if (const auto *op = e.as<Or>()) {
+    disjuncts(op->a, out);
+    disjuncts(op->b, out);
+    return;
+  }
+  out.push_back(e);
+}
+
 void conjuncts(const Expr &e, std::vector<Expr> &out) {
   if (const auto *op = e.as<And>()) {
     conjuncts(op->a, out);
@@ -60,10 +69,12 @@ struct Guard {
   const void *node = nullptr;
   std::vector<Expr> terms;
   std::vector<std::optional<HalfLine>> halves;
-  /// For each conjunct, the half-line of `v` on which it holds for no iteration of those loops
-  /// (when there is one): the complement of another guard's half-line where `tensorize` runs
-  /// the original computation on partial tiles only (`vi_o >= 170` beside `vi_o < 170`).
-  std::vector<std::optional<HalfLine>> nevers;
+  /// For each conjunct, its disjuncts (`a || b`: two) and for each the half-line of `v` on
+  /// which it holds for no iteration of those loops (when there is one): the complement of
+  /// another guard's half-line where `tensorize` runs the original computation on partial
+  /// tiles only (`vi_o >= 170` beside `vi_o < 170`; `vi_o >= 170 || vj_o >= 4` in 2-D).
+  std::vector<std::vector<Expr>> disjuncts;
+  std::vector<std::vector<std::optional<HalfLine>>> nevers;
 };
 
 /// The selects of an expression (also nested ones).
@@ -170,7 +181,13 @@ private:
     conjuncts(condition, g.terms);
     for (const Expr &term : g.terms) {
       g.halves.push_back(halfLineOf(term, v_, inner_));
-      g.nevers.push_back(neverHalfLineOf(term, v_, inner_));
+      std::vector<Expr> ors;
+      disjuncts(term, ors);
+      std::vector<std::optional<HalfLine>> nevers;
+      for (const Expr &d : ors)
+        nevers.push_back(neverHalfLineOf(d, v_, inner_));
+      g.disjuncts.push_back(std::move(ors));
+      g.nevers.push_back(std::move(nevers));
     }
     guards.push_back(std::move(g));
   }
@@ -216,34 +233,59 @@ private:
     return Node::make(*cond, yes, no, op->loc);
   }
 
+  /// Whether `n` is one of the proven half-lines.
+  bool isProven(const std::optional<HalfLine> &n) const {
+    for (const HalfLine &h : proven_)
+      if (n && sameHalfLine(*n, h))
+        return true;
+    return false;
+  }
+
+  /// Conjunct `i` of `g` without its disjuncts that hold nowhere on a proven half-line
+  /// (undefined: none left, the conjunct is false there); the conjunct itself when none goes.
+  Expr possible(const Guard &g, size_t i) const {
+    std::vector<Expr> kept;
+    for (size_t d = 0; d < g.disjuncts[i].size(); ++d)
+      if (!isProven(g.nevers[i][d]))
+        kept.push_back(g.disjuncts[i][d]);
+    if (kept.size() == g.disjuncts[i].size())
+      return g.terms[i];
+    Expr e;
+    for (const Expr &term : kept)
+      e = e.defined() ? logicalOr(e, term) : term;
+    return e;
+  }
+
   /// Whether a conjunct of the guard `node` holds nowhere on a proven half-line.
   bool never(const void *node) const {
     auto it = guards_.find(node);
     if (it == guards_.end())
       return false;
-    for (const std::optional<HalfLine> &n : it->second->nevers)
-      for (const HalfLine &h : proven_)
-        if (n && sameHalfLine(*n, h))
-          return true;
+    for (size_t i = 0; i < it->second->terms.size(); ++i)
+      if (!possible(*it->second, i).defined())
+        return true;
     return false;
   }
 
-  /// The condition left once proven conjuncts go (undefined: none left); nullopt: unchanged.
+  /// The condition left once proven conjuncts and impossible disjuncts go (undefined: none
+  /// left); nullopt: unchanged.
   std::optional<Expr> remaining(const void *node) const {
     auto it = guards_.find(node);
     if (it == guards_.end())
       return std::nullopt;
     const Guard &g = *it->second;
     std::vector<Expr> kept;
+    bool changed = false;
     for (size_t i = 0; i < g.terms.size(); ++i) {
-      bool proven = false;
-      if (g.halves[i])
-        for (const HalfLine &h : proven_)
-          proven = proven || sameHalfLine(*g.halves[i], h);
-      if (!proven)
-        kept.push_back(g.terms[i]);
+      if (g.halves[i] && isProven(g.halves[i])) {
+        changed = true;
+        continue;
+      }
+      Expr p = possible(g, i);
+      changed = changed || p.get() != g.terms[i].get();
+      kept.push_back(p);
     }
-    if (kept.size() == g.terms.size())
+    if (!changed)
       return std::nullopt;
     Expr cond;
     for (const Expr &term : kept)
