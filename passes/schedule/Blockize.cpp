@@ -186,8 +186,8 @@ std::string blockize(ScheduleState &s, const Var &loopVar) {
   }
 
   // Step 3: rewrite — the inner block with new bindings, wrapped in the outer block.
-  Stmt newInner = Block::make(b->name, innerIters, predicate, b->init, b->body, b->reads,
-                              b->writes, b->allocBuffers, b->loc);
+  Stmt newInner = Block::make(b->name, innerIters, predicate, b->init, b->body, b->reads, b->writes,
+                              b->allocBuffers, b->loc);
   // Rebuild the loop chain around the new inner block.
   std::vector<const For *> chain;
   for (const For *f = loop;; f = f->body.as<For>()) {

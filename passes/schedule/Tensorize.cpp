@@ -391,13 +391,12 @@ void tensorize(ScheduleState &s, const Var &loopVar, const std::string &name) {
       std::optional<Affine> diff = lhs.defined() ? affine(lhs - rhs) : std::nullopt;
       if (!diff)
         throw refuse("its 'where' condition '" + toString(c) +
-                     "' is not a bound ('<' or '<=', affine in the loops under '" +
-                     loopVar.name() + "'): only whole tiles run the micro-kernel");
+                     "' is not a bound ('<' or '<=', affine in the loops under '" + loopVar.name() +
+                     "'): only whole tiles run the micro-kernel");
       std::unordered_map<Var, Expr> worst;
       for (const For *f : loops) {
         int64_t c0 = diff->coeff(f->loopVar);
-        worst[f->loopVar] =
-            c0 > 0 ? simplify(f->min + f->extent - intImm(1)) : simplify(f->min);
+        worst[f->loopVar] = c0 > 0 ? simplify(f->min + f->extent - intImm(1)) : simplify(f->min);
       }
       Expr w = simplify(substitute(lhs, worst));
       Expr r = simplify(substitute(rhs, worst));
