@@ -15,7 +15,8 @@
 // A `where` made of bounds of the axes (a split that does not divide: `i_0 * 6 + i_1 < 16`) is
 // kept on the inner block, rewritten `vi_o * 6 + i_1 < 16`; an axis so guarded may have an
 // extent R does not divide (its outer axis then has extent ceil(extent / R), the last outer
-// iteration partial), as TVM pads the outer block's domain.
+// iteration partial), as TVM pads the outer block's domain; where the loops run past that
+// domain, the outer block gets the bound of its axis as its `where`.
 //
 // Refused when: the subtree under `loop` is not a chain of loops ending in exactly one block;
 // the block has a `where` that depends on the loops other than through the bounds of its axes;
@@ -27,6 +28,7 @@
 #include "passes/schedule/Regions.h"
 
 #include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
 #include "ir/Utils.h"
 #include "passes/Simplify.h"
 
@@ -97,6 +99,37 @@ std::string blockize(ScheduleState &s, const Var &loopVar) {
   // Step 2: split each binding into outer * R + inner.
   std::vector<IterVar> outerIters, innerIters;
   std::vector<std::pair<Var, Expr>> outerBindings;
+  // The outer block's `where`: under a `where` the loops may run past an outer axis' domain
+  // (a split by 5 of 7 rows in tiles of 2: i_0 reaches 4, the outer axis has 4 values).
+  Expr outerPredicate;
+  std::vector<const For *> allLoops;
+  {
+    struct Loops : IRVisitor {
+      std::vector<const For *> &out;
+      explicit Loops(std::vector<const For *> &o) : out(o) {}
+      void visit(const For *op) override {
+        out.push_back(op);
+        IRVisitor::visit(op);
+      }
+    } collect(allLoops);
+    collect.visitStmt(s.prim().body);
+  }
+  auto maxOver = [&](const Expr &e) -> std::optional<int64_t> {
+    std::optional<Affine> a = affine(e);
+    if (!a)
+      return std::nullopt;
+    int64_t max = a->constant;
+    for (const auto &[v, c] : a->terms) {
+      std::optional<int64_t> ext;
+      for (const For *f : allLoops)
+        if (f->loopVar == v && isConstInt(f->min, 0))
+          ext = asConstInt(f->extent);
+      if (!ext || c < 0)
+        return std::nullopt;
+      max += c * (*ext - 1);
+    }
+    return max;
+  };
   for (const IterVar &iv : b->iterVars) {
     std::optional<Affine> a = affine(iv.binding);
     if (!a)
@@ -141,6 +174,13 @@ std::string blockize(ScheduleState &s, const Var &loopVar) {
     out.extent = intImm((*ext + r - 1) / r);
     out.binding = build(scaled, a->constant / r);
     out.loc = iv.loc;
+    if (guarded) {
+      std::optional<int64_t> max = maxOver(out.binding);
+      if (!max || *max >= *asConstInt(out.extent)) {
+        Expr bound = LT::make(out.binding, out.extent);
+        outerPredicate = outerPredicate.defined() ? logicalAnd(outerPredicate, bound) : bound;
+      }
+    }
     outerIters.push_back(out);
     Expr outerRef = VarRef::make(out.var);
     in.binding = simplify(r == 1 ? outerRef : outerRef * intImm(r) + build(innerTerms, 0));
@@ -203,7 +243,9 @@ std::string blockize(ScheduleState &s, const Var &loopVar) {
   for (const Block *other : s.blocks())
     if (other->name == name)
       throw ScheduleError("a block named '" + name + "' already exists");
-  Stmt outer = Block::make(name, outerIters, boolImm(true), Stmt(), body, {}, {}, {}, b->loc);
+  Stmt outer =
+      Block::make(name, outerIters, outerPredicate.defined() ? outerPredicate : boolImm(true),
+                  Stmt(), body, {}, {}, {}, b->loc);
   // Step 4: replace.
   s.replace(loop, outer);
   return name;
