@@ -544,7 +544,7 @@ void tensorize(ScheduleState &s, const Var &loopVar, const std::string &name) {
     for (size_t i = loops.size(); i-- > 0;)
       rest = For::make(loops[i]->loopVar, loops[i]->min, loops[i]->extent, loops[i]->forKind, rest,
                        loops[i]->threadTag, loops[i]->loc);
-    body = SeqStmt::make({body, rest});
+    body = seq({body, rest}); // flat, as the parser builds it (the round trip, spec §6)
   }
   Stmt replaced = Block::make(outer->name, outer->iterVars, outer->predicate, Stmt(), body, {}, {},
                               allocs, outer->loc);
