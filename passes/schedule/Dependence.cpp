@@ -283,7 +283,10 @@ bool sameValue(const Expr &a, const Expr &b) {
 /// The derivation: atoms known to have the same value in both iterations.
 class Separation {
 public:
-  explicit Separation(const Moving &m) : m_(m) {}
+  /// `assumed`: conditions that hold in both iterations (the conjuncts of the accessing blocks'
+  /// `where`: a block writes or reads only where it holds).
+  explicit Separation(const Moving &m, std::vector<Expr> assumed = {})
+      : m_(m), assumed_(std::move(assumed)) {}
 
   /// Whether elements equal in every dimension of `dims` imply equal `var`.
   bool run(std::vector<std::pair<Expr, Expr>> work) {
@@ -332,6 +335,8 @@ private:
             return u.coeff == t.coeff && equalExpr(u.atom, t.atom);
           }))
         return;
+    if (symbolicRadix(*fa, *fb))
+      return;
     while (!fa->terms.empty() || !fb->terms.empty()) {
       const Term *top = nullptr;
       for (const Form *f : {&*fa, &*fb})
@@ -358,6 +363,73 @@ private:
         return;
       known_.push_back(chosen.atom);
     }
+  }
+
+  /// A mixed-radix number whose lower digits are bounded by a condition rather than by their
+  /// loops' ranges: a moving term `x·S` (S a constant of at least 2, or a positive factor that
+  /// does not move, a shape variable or generic constant: `kb * KV`) beside moving terms whose
+  /// sum r is at least 0 and, by an assumed condition `r < S`, below S, on both sides (`kb * 8 +
+  /// kv_0 * 32 + kv_1` with `kv_0 * 32 + kv_1 < 8`). Then x·S + r = x'·S + r' gives x = x' (and
+  /// r = r'), which it records.
+  bool symbolicRadix(const Form &fa, const Form &fb) {
+    for (const Term &t : fa.terms) {
+      Expr x = t.atom, radix = intImm(t.coeff);
+      if (auto *mul = t.atom.as<Mul>(); mul && t.coeff == 1) {
+        x = mul->a;
+        radix = mul->b;
+        if (asConstInt(radix) || !fixedDivisor(radix, m_))
+          std::swap(x, radix);
+        if (asConstInt(radix) || !fixedDivisor(radix, m_))
+          continue;
+      } else if (t.coeff < 2) {
+        continue;
+      }
+      if (!m_.moves(x))
+        continue;
+      auto rest = [&](const Form &f, Form &out) {
+        bool found = false;
+        out.constant = f.constant;
+        for (const Term &u : f.terms)
+          if (!found && u.coeff == t.coeff && equalExpr(u.atom, t.atom))
+            found = true;
+          else
+            out.terms.push_back(u);
+        return found;
+      };
+      Form ra, rb;
+      if (!rest(fa, ra) || !rest(fb, rb) || !belowRadix(ra, radix) || !belowRadix(rb, radix))
+        continue;
+      known_.push_back(x);
+      return true;
+    }
+    return false;
+  }
+
+  /// Whether 0 <= f < radix: every term and the constant at least 0, and an assumed `E < radix`
+  /// with E the same sum.
+  bool belowRadix(const Form &f, const Expr &radix) const {
+    if (f.constant < 0)
+      return false;
+    for (const Term &t : f.terms) {
+      auto *v = t.atom.as<VarRef>();
+      auto it = v ? m_.ranges.find(v->var.get()) : m_.ranges.end();
+      if (t.coeff <= 0 || it == m_.ranges.end() || !it->second.min || *it->second.min < 0)
+        return false;
+    }
+    for (const Expr &c : assumed_) {
+      auto *lt = c.as<LT>();
+      if (!lt || !sameValue(lt->b, radix))
+        continue;
+      std::optional<Form> e = formOf(lt->a);
+      if (e && e->constant == f.constant && e->terms.size() == f.terms.size() &&
+          std::all_of(f.terms.begin(), f.terms.end(), [&](const Term &t) {
+            return std::any_of(e->terms.begin(), e->terms.end(), [&](const Term &u) {
+              return u.coeff == t.coeff && equalExpr(u.atom, t.atom);
+            });
+          }))
+        return true;
+    }
+    return false;
   }
 
   static uint64_t magnitude(int64_t c) {
@@ -413,19 +485,36 @@ private:
   }
 
   const Moving &m_;
+  std::vector<Expr> assumed_;
   std::vector<Expr> known_, done_;
 };
+
+void conjunctsOf(const Expr &e, std::vector<Expr> &out) {
+  if (!e.defined())
+    return;
+  if (auto *a = e.as<And>()) {
+    conjunctsOf(a->a, out);
+    conjunctsOf(a->b, out);
+    return;
+  }
+  out.push_back(e);
+}
 
 } // namespace
 
 bool separatedBy(const LoopAccess &a, const LoopAccess &b, const Var &var,
                  const std::map<const VarNode *, LoopRange> &varying,
-                 const std::map<const VarNode *, LoopRange> &ranges) {
+                 const std::map<const VarNode *, LoopRange> &ranges,
+                 const std::vector<Expr> &bounds) {
   std::vector<std::pair<Expr, Expr>> dims;
   for (size_t d = 0; d < a.indices.size() && d < b.indices.size(); ++d)
     dims.emplace_back(a.indices[d], b.indices[d]);
   Moving m{var, varying, ranges};
-  return Separation(m).run(std::move(dims));
+  std::vector<Expr> assumed = bounds;
+  conjunctsOf(a.block->predicate, assumed);
+  if (b.block != a.block)
+    conjunctsOf(b.block->predicate, assumed);
+  return Separation(m, std::move(assumed)).run(std::move(dims));
 }
 
 bool valuesDetermine(const std::vector<Expr> &values, const Var &var,
@@ -467,6 +556,18 @@ void requireIndependentIterations(const For *loop, const Var &var,
   std::vector<LoopAccess> acc = accessesUnder(loop);
   std::map<const VarNode *, LoopRange> ranges = innerLoops(loop);
   ranges[loop->loopVar.get()] = LoopRange{asConstInt(loop->min), asConstInt(loop->extent)};
+  // `v < E` for the loops from 0 to a symbolic extent E (the loop and those under it).
+  std::vector<Expr> bounds;
+  struct Bounds : IRVisitor {
+    std::vector<Expr> &out;
+    explicit Bounds(std::vector<Expr> &o) : out(o) {}
+    void visit(const For *op) override {
+      if (isConstInt(op->min, 0) && !asConstInt(op->extent))
+        out.push_back(LT::make(VarRef::make(op->loopVar), op->extent, op->loc));
+      IRVisitor::visit(op);
+    }
+  } collectBounds(bounds);
+  collectBounds.visitStmt(Stmt(loop));
   // A buffer that a block under the loop allocates lives for one execution of that block, so
   // each iteration has its own: no iteration sees another's elements (a per-tile accumulator).
   std::vector<Buffer> private_;
@@ -486,7 +587,7 @@ void requireIndependentIterations(const For *loop, const Var &var,
           std::equal(o.indices.begin(), o.indices.end(), w.indices.begin(),
                      [](const Expr &x, const Expr &y) { return equalExpr(x, y); }))
         continue;
-      if (separatedBy(w, o, var, varying, ranges))
+      if (separatedBy(w, o, var, varying, ranges, bounds))
         continue;
       throw ScheduleError("iterations of loop '" + var.name() + "' depend on each other: block '" +
                               w.block->name + "' writes '" + w.buffer.name() + "' and block '" +

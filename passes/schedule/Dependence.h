@@ -44,10 +44,14 @@ std::map<const ir::VarNode *, LoopRange> innerLoops(const ir::For *loop);
 /// quasi-affine iter splits) all equal make the base equal, which is compared in turn. The two
 /// iterations are separated when `var` itself is found equal. `i * 4 + j` and `i * 4 + ax0`
 /// (j, ax0 in [0, 4)) are separated; `i + j`, or `i * 4 + j - 1`, are not; `f / 2 * 8 + i_1`,
-/// `f % 2 * 8 + j_1` (a tile whose outer loops are fused) are.
+/// `f % 2 * 8 + j_1` (a tile whose outer loops are fused) are. A symbolic radix counts too:
+/// `kb * KV + rest` (KV a shape variable or generic constant) has kb equal when rest is at least
+/// 0 and below KV by a condition that holds in both iterations: a conjunct `rest < KV` of the
+/// accessing blocks' `where` or of `bounds` (what the loops' symbolic extents say: `v < V`).
 bool separatedBy(const LoopAccess &a, const LoopAccess &b, const ir::Var &var,
                  const std::map<const ir::VarNode *, LoopRange> &varying,
-                 const std::map<const ir::VarNode *, LoopRange> &ranges);
+                 const std::map<const ir::VarNode *, LoopRange> &ranges,
+                 const std::vector<ir::Expr> &bounds = {});
 
 /// Whether the values of `values` (expressions in loop variables) determine `var`: equal values
 /// in two points of the loops of `varying` (and `var`) imply equal `var`. With every loop a

@@ -90,6 +90,11 @@ std::optional<size_t> uncoveredAxis(const Block *block, const std::vector<Interv
     });
     for (const auto &[c, f] : steps) {
       Expr step = intImm(std::llabs(c)), last = f->min + f->extent - 1;
+      // A loop of one iteration only shifts the values (a split by 1): no step to fit.
+      if (isConstInt(f->extent, 1)) {
+        first = first + intImm(c) * f->min;
+        continue;
+      }
       if (!proveLE(step, lowerBound(width), {}))
         return k;
       first = first + intImm(c) * (c > 0 ? f->min : last);

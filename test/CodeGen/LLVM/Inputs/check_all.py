@@ -30,6 +30,7 @@ SHAPES = {
     ("split.tdsl", "g"): {"A": (29,)},  # N = 29: not a multiple of the split factor 8
     ("reverse_compute_at_guard.tdsl", "sym"): {"A": (8, 5)},  # K = 5
     ("partition-select.tdsl", "pad3"): {"A": (13,)},  # N = 13: head, steady state and tail
+    ("reverse_compute_at.tdsl", "byOne"): {"A": (7, 3)},  # a split by 1 of H = 7
 }
 
 tool, files = sys.argv[1], sys.argv[2:]
