@@ -38,10 +38,16 @@ void checkFunctionAccesses(const ir::Func &f, DiagnosticEngine &diags);
 /// `-D NAME=V` / `-D FUNC.NAME=V` (the names used are added to `usedDefines`) in the schedules
 /// of the functions `takesDefines` accepts (every function when it is empty). For a target other
 /// than cuda, an `alloc … scope(shared)` in one of those functions is an error at the alloc.
+/// `simdLanes` is the value of the built-in `simd_lanes` (the 32-bit lanes of the target's
+/// vector registers; the driver asks the LLVM target), which `-D simd_lanes=V` overrides.
 std::vector<ir::ScheduleScript>
 buildSchedules(const std::vector<ast::Module *> &modules,
                const std::vector<ast::Module *> &scheduleFiles, Target target,
                const Defines &defines, std::set<std::string> &usedDefines, DiagnosticEngine &diags,
-               const std::function<bool(const std::string &)> &takesDefines = {});
+               const std::function<bool(const std::string &)> &takesDefines = {},
+               int64_t simdLanes = 8);
+
+/// "simd_lanes": the schedules' built-in constant.
+extern const char *const kSimdLanes;
 
 } // namespace tdsl

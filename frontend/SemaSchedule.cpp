@@ -235,11 +235,13 @@ void sharedAllocs(const std::vector<ast::StmtPtr> &body, DiagnosticEngine &diags
 } // namespace
 } // namespace sema
 
+const char *const kSimdLanes = "simd_lanes";
+
 std::vector<ir::ScheduleScript>
 buildSchedules(const std::vector<ast::Module *> &modules,
                const std::vector<ast::Module *> &scheduleFiles, Target targetKind,
                const Defines &defines, std::set<std::string> &usedDefines, DiagnosticEngine &diags,
-               const std::function<bool(const std::string &)> &takesDefines) {
+               const std::function<bool(const std::string &)> &takesDefines, int64_t simdLanes) {
   const std::string target = targetName(targetKind);
   // A function compiled for another target than cuda cannot have shared buffers.
   if (targetKind != Target::CUDA)
@@ -282,7 +284,14 @@ buildSchedules(const std::vector<ast::Module *> &modules,
     if (key.second.empty() && chosen.count({key.first, target}))
       continue;
     auto [decl, fn] = chosen[key];
+    // The built-in `simd_lanes` (32-bit lanes of the target's vector registers) is in scope in
+    // parameter defaults and statements; a parameter of that name hides it, -D sets it.
     std::map<std::string, int64_t> params;
+    params[kSimdLanes] = simdLanes;
+    if (!takesDefines || takesDefines(fn))
+      if (std::optional<int64_t> v =
+              defines.lookup(kSimdLanes, {decl->func.str(), fn}, &usedDefines))
+        params[kSimdLanes] = *v;
     bool ok = true;
     for (const ast::SchedParam &p : decl->params) {
       std::optional<int64_t> v = sema::constEval(*p.value, params, diags);

@@ -310,7 +310,7 @@ bool Pipeline::Run::foldConstants() {
 }
 
 bool Pipeline::Run::packWeights() {
-  graph::packConvolutionWeights(module);
+  graph::packConvolutionWeights(module, graph::convolutionChannelBlock(opts.simdLanes));
   return true;
 }
 

@@ -99,6 +99,9 @@ struct PipelineOptions {
   std::vector<std::string> printAfter, printBefore;
   std::ostream *printStream = nullptr;
   TargetChecks checks;
+  /// 32-bit lanes of the target's vector registers (the schedules' `simd_lanes`; the driver
+  /// asks the LLVM target): graph.pack-weights sizes the convolution's channel block by it.
+  int64_t simdLanes = 8;
   /// How sample_* calls are decided (--seed, --tuning-db, tdsl-tune); null: the seed 0 draw.
   /// A function without a schedule whose `lookup` record belongs to a generated design space
   /// gets that space (passes/schedule/Sample.h).

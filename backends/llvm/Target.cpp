@@ -152,6 +152,22 @@ char vectorMathIsa(const llvm::TargetMachine &machine) {
   return 'b';
 }
 
+int simdLanes32(const TargetOptions &options) {
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(options, error);
+  if (!machine)
+    return 8;
+  const llvm::Triple &triple = machine->getTargetTriple();
+  const llvm::MCSubtargetInfo *info = machine->getMCSubtargetInfo();
+  if (triple.getArch() == llvm::Triple::x86_64 || triple.getArch() == llvm::Triple::x86) {
+    if (info->checkFeatures("+avx512f"))
+      return 16;
+    if (info->checkFeatures("+avx"))
+      return 8;
+  }
+  return 4;
+}
+
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
                     const TargetOptions &options) {
   if (!options.remarks)

@@ -54,6 +54,11 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetOptions &op
 /// (256-bit), 'b' on other x86-64 (SSE2, 128-bit), on GNU/Linux; 0 elsewhere.
 char vectorMathIsa(const llvm::TargetMachine &machine);
 
+/// How many 32-bit lanes the widest vector registers of the target of `options` hold: 16 with
+/// AVX-512F, 8 with AVX, 4 otherwise (SSE2, NEON); 8 when the options name no known CPU (the
+/// compilation reports that itself). The schedules' built-in `simd_lanes` (docs/language.md).
+int simdLanes32(const TargetOptions &options);
+
 /// Sets the module's triple and data layout and the functions' target-cpu/target-features
 /// (and fast-math) attributes, then runs the -O pipeline of `options.optLevel`. Unless
 /// `options.remarks`, the module's context drops optimization remarks and warnings from then on.

@@ -60,31 +60,36 @@ double seconds() {
 
 /// The f32 FMA peak of one core (GFLOP/s): 12 independent AVX2 FMA chains, best of 5 runs (as
 /// bench/bench_matmul.cpp measures it).
-__attribute__((target("avx2,fma"))) double fmaPeak() {
-  double best = 0;
-  float sink = 0;
-  for (int run = 0; run < 5; ++run) {
-    __m256 a = _mm256_set1_ps(1.0f), b = _mm256_set1_ps(0.999999f);
-    __m256 c[12];
-    for (int i = 0; i < 12; ++i)
-      c[i] = _mm256_set1_ps(float(i));
-    const int64_t iters = 2000000;
-    double t0 = seconds();
-    // Unrolled, so that the 12 chains live in registers (not in the array).
-    for (int64_t i = 0; i < iters; ++i) {
-#pragma GCC unroll 12
-      for (int j = 0; j < 12; ++j)
-        c[j] = _mm256_fmadd_ps(c[j], b, a);
-    }
-    double t = seconds() - t0;
-    for (int j = 0; j < 12; ++j)
-      sink += reinterpret_cast<const float *>(&c[j])[0];
-    best = std::max(best, double(iters) * 12 * 16 / t * 1e-9);
+// 12 independent FMA chains of VEC (8 or 16 lanes) for `iters` rounds: GFLOP/s.
+#define TDSL_OPS_FMA_PEAK(NAME, TARGET, VEC, LANES, FMADD, SET1)                                   \
+  __attribute__((target(TARGET))) double NAME() {                                                  \
+    double best = 0;                                                                               \
+    float sink = 0;                                                                                \
+    for (int run = 0; run < 5; ++run) {                                                            \
+      VEC a = SET1(1.0f), b = SET1(0.999999f);                                                     \
+      VEC c[12];                                                                                   \
+      for (int i = 0; i < 12; ++i)                                                                 \
+        c[i] = SET1(float(i));                                                                     \
+      const int64_t iters = 2000000;                                                               \
+      double t0 = seconds();                                                                       \
+      /* Unrolled, so that the 12 chains live in registers (not in the array). */                  \
+      for (int64_t i = 0; i < iters; ++i) {                                                        \
+        _Pragma("GCC unroll 12") for (int j = 0; j < 12; ++j) c[j] = FMADD(c[j], b, a);            \
+      }                                                                                            \
+      double t = seconds() - t0;                                                                   \
+      for (int j = 0; j < 12; ++j)                                                                 \
+        sink += reinterpret_cast<const float *>(&c[j])[0];                                         \
+      best = std::max(best, double(iters) * 12 * 2 * LANES / t * 1e-9);                            \
+    }                                                                                              \
+    if (sink == 12345.0f)                                                                          \
+      std::printf(" ");                                                                            \
+    return best;                                                                                   \
   }
-  if (sink == 12345.0f)
-    std::printf(" ");
-  return best;
-}
+TDSL_OPS_FMA_PEAK(fmaPeak256, "avx2,fma", __m256, 8, _mm256_fmadd_ps, _mm256_set1_ps)
+TDSL_OPS_FMA_PEAK(fmaPeak512, "avx512f", __m512, 16, _mm512_fmadd_ps, _mm512_set1_ps)
+
+/// The f32 FMA peak of one core at the widest vector width the CPU has.
+double fmaPeak() { return __builtin_cpu_supports("avx512f") ? fmaPeak512() : fmaPeak256(); }
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -251,7 +256,12 @@ using ConvDwFn = int32_t (*)(const float *, const float *, float *, int64_t, int
 
 // conv2d_packed has the packed weight's block count KB in place of K.
 using PackFn = int32_t (*)(const float *, float *, int64_t, int64_t, int64_t, int64_t);
-constexpr int64_t kPackBlock = 8; // graph.pack-weights' block
+// graph.pack-weights' channel block: --pack-block, by default the configure-time choice for the
+// host (TDSL_OPS_PACK_BLOCK, bench/ops/CMakeLists.txt).
+#ifndef TDSL_OPS_PACK_BLOCK
+#define TDSL_OPS_PACK_BLOCK 8
+#endif
+int64_t kPackBlock = TDSL_OPS_PACK_BLOCK;
 
 /// A convolution, depthwise when `depthwise` (groups = channels, weights [K, 1, R, R]: with
 /// `packed`, nn.conv2d_depthwise[_cb], else nn.conv2d_ext); with `packed` and not `depthwise`,
@@ -333,7 +343,9 @@ const Dense kDense[] = {
 };
 
 void benchLinear(Options &o, const Dense &l) {
-  auto fn = reinterpret_cast<LinearFn>(kernel(o.dir, "linear", "linear"));
+  // graph.pack-weights' choice: linear_gemv for one or two rows, else linear.
+  const char *func = l.b <= 2 ? "linear_gemv" : "linear";
+  auto fn = reinterpret_cast<LinearFn>(kernel(o.dir, func, func));
   std::vector<float> x = random(l.b * l.k), w = random(l.n * l.k), b = random(l.n), y(l.b * l.n),
                      yref(y.size());
   OneDnn ref;
@@ -348,8 +360,7 @@ void benchLinear(Options &o, const Dense &l) {
   ref.bind(DNNL_ARG_DST, pd.dst_desc(), ref.user(yd, tag::nc, yref.data()), true);
   ref.prim = dnnl::inner_product_forward(pd);
   measure(
-      o, l.name,
-      [&] { check(fn(x.data(), w.data(), b.data(), y.data(), l.b, l.k, l.n), "linear"); },
+      o, l.name, [&] { check(fn(x.data(), w.data(), b.data(), y.data(), l.b, l.k, l.n), func); },
       [&] { ref.run(); }, y, yref, 2.0 * l.b * l.k * l.n, true);
 }
 
@@ -488,7 +499,7 @@ int main(int argc, char **argv) {
   const char *usage =
       "usage: bench_ops KERNEL_DIR [--threads=1,2] [--reps=N] "
       "[--ops=conv,convpack,dwconv,depthwise,linear,maxpool,avgpool,softmax,layernorm,eltwise] "
-      "[--check-only]\n";
+      "[--pack-block=KV] [--check-only]\n";
   if (argc < 2) {
     std::fprintf(stderr, "%s", usage);
     return 2;
@@ -513,6 +524,8 @@ int main(int argc, char **argv) {
           std::fprintf(stderr, "bench_ops: unknown operator %s\n%s", op.c_str(), usage);
           return 2;
         }
+    } else if (a.rfind("--pack-block=", 0) == 0) {
+      kPackBlock = std::max(1, std::atoi(a.c_str() + 13));
     } else if (a == "--check-only") {
       o.checkOnly = true;
     } else {
@@ -522,7 +535,8 @@ int main(int argc, char **argv) {
   }
   o.peak = o.checkOnly ? 0 : fmaPeak();
   if (!o.checkOnly)
-    std::printf("measured f32 FMA peak of one core: %.1f GFLOP/s (AVX2)\n", o.peak);
+    std::printf("measured f32 FMA peak of one core: %.1f GFLOP/s (%s)\n", o.peak,
+                __builtin_cpu_supports("avx512f") ? "AVX-512" : "AVX2");
   for (int t : o.threads) {
     o.t = t;
     omp_set_num_threads(t);

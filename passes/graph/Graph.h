@@ -62,14 +62,22 @@ inline bool isOwnName(const std::string &name) { return name.find('.') == std::s
 /// graph.pack-weights: in the module's own graphs, a call `nn.conv2d<S, P>(x, w)` whose weight
 /// is a graph constant (or the result of funcs called on constants only, which graph.fold-calls
 /// folds) with a static f32 shape [K, C, R, Q] becomes
-/// `w_packed = call nn.conv2d_pack_weight<8>(w)` then `nn.conv2d_packed<S, P, K, 8>(x,
-/// w_packed)` (the same result; `w_packed` named after the weight, suffixed when taken), so that
+/// `w_packed = call nn.conv2d_pack_weight<KV>(w)` then `nn.conv2d_packed<S, P, K, KV>(x,
+/// w_packed)` (the same result; `w_packed` named after the weight, suffixed when taken; KV is
+/// `channelBlock`, convolutionChannelBlock of the target), so that
 /// graph.fold-calls packs the weight at compile time. A depthwise call
 /// `nn.conv2d_ext<S, S, P, P, P, P, 1, 1, C>(x, w)` (x with C channels, w of static shape
 /// [C, 1, R, R], constant or not) becomes `nn.conv2d_depthwise<P, R>(x, w)` when S = 1 and the
 /// output has more than 28 columns, else `nn.conv2d_depthwise_cb<S, P, R>(x, w)`. Nothing when
 /// the module lacks those functions (no `import "nn"`); other calls stay.
-void packConvolutionWeights(ir::Module &module);
+void packConvolutionWeights(ir::Module &module, int64_t channelBlock = 8);
+
+/// The output channels of nn.conv2d_packed's register tile, the packing's block, for a target
+/// whose vector registers hold `simdLanes` floats: 8 (one ymm register with AVX2, whose 16 ymm
+/// registers hold the 7 accumulators of the 7-column tile but not 14), or 32 with AVX-512 (two
+/// zmm registers; 32 of them) — the default KT of nn.conv2d_packed's schedule
+/// (docs/decisions.md, "Convolution weights packed at compile time").
+int64_t convolutionChannelBlock(int64_t simdLanes);
 
 /// Evaluates a call whose tensor arguments are graph constants of `module` and whose other
 /// arguments are literals: the bytes of each output (storage of spec §10), or nullopt with

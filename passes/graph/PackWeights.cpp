@@ -4,12 +4,13 @@
 // constant, or a value graph.fold-calls will fold into one (the result of a func called on
 // constants or such values only, with literal scalar and generic arguments), becomes
 //
-//   w_packed = call nn.conv2d_pack_weight<8>(w);
-//   y = call nn.conv2d_packed<S, P, K, 8>(x, w_packed);
+//   w_packed = call nn.conv2d_pack_weight<KV>(w);
+//   y = call nn.conv2d_packed<S, P, K, KV>(x, w_packed);
 //
-// (K: the weight's static output channel count), so that graph.fold-calls, which runs next,
+// (K: the weight's static output channel count; KV: the register tile's channel count for the
+// target, 8 with AVX2 and 32 with AVX-512), so that graph.fold-calls, which runs next,
 // evaluates the packing at compile time and the convolution reads a packed constant. The
-// packed kernel's register tile wants the weight blocked by 8 output channels; packing it on
+// packed kernel's register tile wants the weight blocked by KV output channels; packing it on
 // every call (nn.conv2d's schedule) costs a pass over the weight per call. Calls whose weight
 // is not constant, or whose shapes are not static, stay as they are.
 //
@@ -19,6 +20,10 @@
 // S = 1 and the output has more than 28 columns (vectors along the rows), else
 // `nn.conv2d_depthwise_cb<S, P, R>(x, w)` (vectors over blocks of 8 channels, for small images
 // and strides): the window size is then a constant, so that its loops unroll.
+//
+// A call `y = call nn.linear(x, w, b)` whose x has a static row count of at most 2 becomes
+// `y = call nn.linear_gemv(x, w, b)`, whatever w is: nn.linear's schedule packs the weight on
+// every call, which costs more than the product at one or two rows; linear_gemv reads it in place.
 
 #include "passes/graph/Graph.h"
 
@@ -31,9 +36,6 @@ namespace tdsl::graph {
 using namespace ir;
 
 namespace {
-
-/// conv2d_packed's register tile is 7 columns x 8 channels (one ymm vector): KV = 8.
-constexpr int64_t kChannelBlock = 8;
 
 std::optional<int64_t> literal(const Expr &e) {
   if (const auto *i = e.as<IntImm>())
@@ -78,14 +80,37 @@ std::optional<CallBinding> depthwiseCall(const Module &module, const CallBinding
   return dw;
 }
 
+/// Rows up to this go to nn.linear_gemv (docs/benchmarks.md: the 4-row tile of nn.linear is
+/// mostly guarded off there, and its packing reads and writes the weight once more per call).
+constexpr int64_t kGemvMaxRows = 2;
+
+/// The call of nn.linear_gemv that computes `call` (nn.linear) when its input has a static row
+/// count of at most kGemvMaxRows and the module has that function.
+std::optional<CallBinding> gemvCall(const Module &module, const CallBinding &call) {
+  if (call.args.size() != 3 || call.targets.size() != 1 || !call.constArgs.empty())
+    return std::nullopt;
+  const auto *x = std::get_if<Buffer>(&call.args[0]);
+  if (!x || x->shape().size() != 2)
+    return std::nullopt;
+  std::optional<int64_t> rows = literal(x->shape()[0]);
+  if (!rows || *rows > kGemvMaxRows || !module.lookup("nn.linear_gemv").as<PrimFunc>())
+    return std::nullopt;
+  CallBinding gemv = call;
+  gemv.callee = "nn.linear_gemv";
+  return gemv;
+}
+
 } // namespace
 
-void packConvolutionWeights(Module &module) {
+int64_t convolutionChannelBlock(int64_t simdLanes) { return simdLanes >= 16 ? 32 : 8; }
+
+void packConvolutionWeights(Module &module, int64_t channelBlock) {
   const char *conv = "nn.conv2d", *pack = "nn.conv2d_pack_weight", *packed = "nn.conv2d_packed";
   bool packs = module.lookup(conv).as<PrimFunc>() && module.lookup(pack).as<PrimFunc>() &&
                module.lookup(packed).as<PrimFunc>();
   bool depthwise = module.lookup("nn.conv2d_ext").as<PrimFunc>() != nullptr;
-  if (!packs && !depthwise)
+  bool linear = module.lookup("nn.linear").as<PrimFunc>() != nullptr;
+  if (!packs && !depthwise && !linear)
     return;
   for (const Func &f : std::vector<Func>(module.functions())) {
     const auto *g = f.as<GraphFunc>();
@@ -138,6 +163,11 @@ void packConvolutionWeights(Module &module) {
           changed = true;
           return std::vector<GraphBinding>{*dw};
         }
+      if (linear && call && call->callee == "nn.linear")
+        if (std::optional<CallBinding> gemv = gemvCall(module, *call)) {
+          changed = true;
+          return std::vector<GraphBinding>{*gemv};
+        }
       if (!packs || !call || call->callee != conv || call->args.size() != 2 ||
           call->constArgs.size() != 2 || call->targets.size() != 1 ||
           !literal(call->constArgs[0]) || !literal(call->constArgs[1]))
@@ -154,20 +184,20 @@ void packConvolutionWeights(Module &module) {
       if (ws.size() != 4)
         return keep;
       int64_t k = ws[0], c = ws[1], r = ws[2], q = ws[3];
-      std::vector<Expr> packedShape = {intImm((k + kChannelBlock - 1) / kChannelBlock), intImm(r),
-                                       intImm(q), intImm(c), intImm(kChannelBlock)};
+      std::vector<Expr> packedShape = {intImm((k + channelBlock - 1) / channelBlock), intImm(r),
+                                       intImm(q), intImm(c), intImm(channelBlock)};
       Buffer wp(fresh(w->name() + "_packed"), DType::f32(), packedShape, BufferRole::Alloc,
                 MemScope::Global, {}, call->loc);
       CallBinding packCall;
       packCall.targets = {wp};
       packCall.callee = pack;
-      packCall.constArgs = {intImm(kChannelBlock)};
+      packCall.constArgs = {intImm(channelBlock)};
       packCall.args = {*w};
       packCall.loc = call->loc;
       CallBinding convCall = *call;
       convCall.callee = packed;
       convCall.constArgs = {call->constArgs[0], call->constArgs[1], intImm(k),
-                            intImm(kChannelBlock)};
+                            intImm(channelBlock)};
       convCall.args = {*x, wp};
       changed = true;
       return std::vector<GraphBinding>{packCall, convCall};

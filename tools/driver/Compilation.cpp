@@ -3,6 +3,7 @@
 
 #include "backends/cuda/CudaEmitter.h"
 #include "backends/interp/Interpreter.h"
+#include "backends/llvm/Target.h"
 #include "frontend/ModuleLoader.h"
 #include "frontend/Sema.h"
 #include "support/Diagnostics.h"
@@ -145,6 +146,18 @@ Compilation::Compilation(const DriverOptions &opts, std::ostream &err) : opts_(o
   state_->pipeline = pipelineOptions(opts, err, state_->sm, state_->diags);
   state_->sampling.seed = opts.seed;
   state_->pipeline.sampling = &state_->sampling;
+  // `simd_lanes` (the schedules' built-in, graph.pack-weights' channel block): the CPU target's
+  // vector width (--mcpu/--mattr), 1 on cuda; -D simd_lanes=V sets it.
+  if (std::optional<int64_t> v = opts.defines.lookup(kSimdLanes)) {
+    state_->pipeline.simdLanes = *v;
+  } else if (opts.target == Target::CUDA) {
+    state_->pipeline.simdLanes = 1;
+  } else {
+    llvmgen::TargetOptions target;
+    target.mcpu = opts.mcpu;
+    target.mattr = opts.mattr;
+    state_->pipeline.simdLanes = llvmgen::simdLanes32(target);
+  }
   if (!opts.tuningDb.empty()) {
     State &st = *state_;
     st.target = tuning::targetKey();
@@ -242,7 +255,7 @@ std::optional<ir::Module> Compilation::buildIR() {
   frontend.buildSchedules = [&](const std::function<bool(const std::string &)> &takesDefines,
                                 std::set<std::string> &used) {
     return buildSchedules(modules, st.scheduleModules, opts_.target, opts_.defines, used, st.diags,
-                          takesDefines);
+                          takesDefines, st.pipeline.simdLanes);
   };
   return Pipeline(st.pipeline, st.diags).schedule(std::move(*ir), frontend);
 }

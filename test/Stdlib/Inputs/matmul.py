@@ -19,6 +19,14 @@ for bsz, k, n in ((7, 13, 19), (4, 64, 32), (1, 40, 37)):
     check("linear_%dx%dx%d" % (bsz, k, n), "linear", {"x": x, "w": w, "b": b},
           {"y": x.astype(np.float64) @ w.T + b}, 1e-5, 1e-5)
 
+# linear_gemv (graph.pack-weights' kernel for one or two rows): column blocks of 4 and
+# simd_lanes-wide partial sums over k, with tails on both (37 columns, 45 = 2 * 16 + 13 and
+# 5 * 8 + 5 deep), and rows that the row loop of the generic kernel still covers (3).
+for bsz, k, n in ((1, 45, 37), (2, 64, 32), (3, 5, 6)):
+    x, w, b = uniform((bsz, k), 9), uniform((n, k), 10), uniform((n,), 11)
+    check("linear_gemv_%dx%dx%d" % (bsz, k, n), "linear_gemv", {"x": x, "w": w, "b": b},
+          {"y": x.astype(np.float64) @ w.T + b}, 1e-5, 1e-5)
+
 for m, n in ((7, 13), (16, 8)):
     x = uniform((m, n), 8)
     check("transpose2d_%dx%d" % (m, n), "transpose2d", {"x": x}, {"y": x.T.copy()}, 0.0, 0.0)
