@@ -283,10 +283,12 @@ bool sameValue(const Expr &a, const Expr &b) {
 /// The derivation: atoms known to have the same value in both iterations.
 class Separation {
 public:
-  /// `assumed`: conditions that hold in both iterations (the conjuncts of the accessing blocks'
-  /// `where`: a block writes or reads only where it holds).
-  explicit Separation(const Moving &m, std::vector<Expr> assumed = {})
-      : m_(m), assumed_(std::move(assumed)) {}
+  /// `assumedA`, `assumedB`: conditions that hold in the first and in the second iteration
+  /// (the loops' symbolic bounds, and the conjuncts of the `where` of the block making the first
+  /// access, resp. the second: a block writes or reads only where it holds).
+  explicit Separation(const Moving &m, std::vector<Expr> assumedA = {},
+                      std::vector<Expr> assumedB = {})
+      : m_(m), assumedA_(std::move(assumedA)), assumedB_(std::move(assumedB)) {}
 
   /// Whether elements equal in every dimension of `dims` imply equal `var`.
   bool run(std::vector<std::pair<Expr, Expr>> work) {
@@ -397,7 +399,8 @@ private:
         return found;
       };
       Form ra, rb;
-      if (!rest(fa, ra) || !rest(fb, rb) || !belowRadix(ra, radix) || !belowRadix(rb, radix))
+      if (!rest(fa, ra) || !rest(fb, rb) || !belowRadix(ra, radix, assumedA_) ||
+          !belowRadix(rb, radix, assumedB_))
         continue;
       known_.push_back(x);
       return true;
@@ -405,9 +408,9 @@ private:
     return false;
   }
 
-  /// Whether 0 <= f < radix: every term and the constant at least 0, and an assumed `E < radix`
-  /// with E the same sum.
-  bool belowRadix(const Form &f, const Expr &radix) const {
+  /// Whether 0 <= f < radix: every term and the constant at least 0, and a condition `E < radix`
+  /// of `assumed` with E the same sum.
+  bool belowRadix(const Form &f, const Expr &radix, const std::vector<Expr> &assumed) const {
     if (f.constant < 0)
       return false;
     for (const Term &t : f.terms) {
@@ -416,7 +419,7 @@ private:
       if (t.coeff <= 0 || it == m_.ranges.end() || !it->second.min || *it->second.min < 0)
         return false;
     }
-    for (const Expr &c : assumed_) {
+    for (const Expr &c : assumed) {
       auto *lt = c.as<LT>();
       if (!lt || !sameValue(lt->b, radix))
         continue;
@@ -485,7 +488,7 @@ private:
   }
 
   const Moving &m_;
-  std::vector<Expr> assumed_;
+  std::vector<Expr> assumedA_, assumedB_;
   std::vector<Expr> known_, done_;
 };
 
@@ -510,11 +513,10 @@ bool separatedBy(const LoopAccess &a, const LoopAccess &b, const Var &var,
   for (size_t d = 0; d < a.indices.size() && d < b.indices.size(); ++d)
     dims.emplace_back(a.indices[d], b.indices[d]);
   Moving m{var, varying, ranges};
-  std::vector<Expr> assumed = bounds;
-  conjunctsOf(a.block->predicate, assumed);
-  if (b.block != a.block)
-    conjunctsOf(b.block->predicate, assumed);
-  return Separation(m, std::move(assumed)).run(std::move(dims));
+  std::vector<Expr> assumedA = bounds, assumedB = bounds;
+  conjunctsOf(a.block->predicate, assumedA);
+  conjunctsOf(b.block->predicate, assumedB);
+  return Separation(m, std::move(assumedA), std::move(assumedB)).run(std::move(dims));
 }
 
 bool valuesDetermine(const std::vector<Expr> &values, const Var &var,
