@@ -92,6 +92,32 @@ bool usesVar(const Expr &e, const Var &var) { return varUses(e, &var).found; }
 bool usesVar(const Stmt &s, const Var &var) { return varUses(s, &var).found; }
 std::vector<Var> usedVars(const Expr &e) { return varUses(e, nullptr).all; }
 
+namespace {
+
+/// The operands of the chain of `Op` that `e` heads, appended to `out`.
+template <typename Op> void operandsOf(const Expr &e, std::vector<Expr> &out) {
+  if (const auto *op = e.as<Op>()) {
+    operandsOf<Op>(op->a, out);
+    operandsOf<Op>(op->b, out);
+    return;
+  }
+  out.push_back(e);
+}
+
+} // namespace
+
+std::vector<Expr> conjuncts(const Expr &e) {
+  std::vector<Expr> out;
+  operandsOf<And>(e, out);
+  return out;
+}
+
+std::vector<Expr> disjuncts(const Expr &e) {
+  std::vector<Expr> out;
+  operandsOf<Or>(e, out);
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Graphs
 // ---------------------------------------------------------------------------------------------

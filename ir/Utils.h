@@ -59,6 +59,11 @@ bool usesVar(const Stmt &s, const Var &var);
 /// The variables `e` uses, each once, in order of first use.
 std::vector<Var> usedVars(const Expr &e);
 
+/// The operands of a chain of `&&` (conjuncts) or of `||` (disjuncts), left to right; a single
+/// condition is one conjunct (disjunct).
+std::vector<Expr> conjuncts(const Expr &e);
+std::vector<Expr> disjuncts(const Expr &e);
+
 // ---------------------------------------------------------------------------------------------
 // Graphs
 // ---------------------------------------------------------------------------------------------

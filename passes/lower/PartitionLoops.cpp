@@ -19,24 +19,6 @@ using namespace ir;
 
 namespace {
 
-void disjuncts(const Expr &e, std::vector<Expr> &out) {
-  if (const auto *op = e.as<Or>()) {
-    disjuncts(op->a, out);
-    disjuncts(op->b, out);
-    return;
-  }
-  out.push_back(e);
-}
-
-void conjuncts(const Expr &e, std::vector<Expr> &out) {
-  if (const auto *op = e.as<And>()) {
-    conjuncts(op->a, out);
-    conjuncts(op->b, out);
-    return;
-  }
-  out.push_back(e);
-}
-
 /// `cond` as `e <= 0` on i64 values, when it is a comparison of i64 values.
 Expr asNonPositive(const Expr &cond) {
   auto i64 = [](const Expr &a) { return a.dtype() == DType::i64(); };
@@ -178,11 +160,10 @@ private:
   void add(const void *node, const Expr &condition) {
     Guard g;
     g.node = node;
-    conjuncts(condition, g.terms);
+    g.terms = conjuncts(condition);
     for (const Expr &term : g.terms) {
       g.halves.push_back(halfLineOf(term, v_, inner_));
-      std::vector<Expr> ors;
-      disjuncts(term, ors);
+      std::vector<Expr> ors = disjuncts(term);
       std::vector<std::optional<HalfLine>> nevers;
       for (const Expr &d : ors)
         nevers.push_back(neverHalfLineOf(d, v_, inner_));

@@ -6,6 +6,7 @@
 
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "ir/Utils.h"
 #include "passes/Simplify.h"
 #include "passes/schedule/Regions.h"
 
@@ -492,17 +493,6 @@ private:
   std::vector<Expr> known_, done_;
 };
 
-void conjunctsOf(const Expr &e, std::vector<Expr> &out) {
-  if (!e.defined())
-    return;
-  if (auto *a = e.as<And>()) {
-    conjunctsOf(a->a, out);
-    conjunctsOf(a->b, out);
-    return;
-  }
-  out.push_back(e);
-}
-
 } // namespace
 
 bool separatedBy(const LoopAccess &a, const LoopAccess &b, const Var &var,
@@ -514,8 +504,10 @@ bool separatedBy(const LoopAccess &a, const LoopAccess &b, const Var &var,
     dims.emplace_back(a.indices[d], b.indices[d]);
   Moving m{var, varying, ranges};
   std::vector<Expr> assumedA = bounds, assumedB = bounds;
-  conjunctsOf(a.block->predicate, assumedA);
-  conjunctsOf(b.block->predicate, assumedB);
+  for (const Expr &c : conjuncts(a.block->predicate))
+    assumedA.push_back(c);
+  for (const Expr &c : conjuncts(b.block->predicate))
+    assumedB.push_back(c);
   return Separation(m, std::move(assumedA), std::move(assumedB)).run(std::move(dims));
 }
 

@@ -8,6 +8,7 @@
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "ir/Utils.h"
 #include "passes/Simplify.h"
 
 #include <algorithm>
@@ -227,17 +228,6 @@ std::optional<size_t> plainAxis(const Block *block, const Expr &e) {
 
 namespace {
 
-void conjuncts(const Expr &e, std::vector<Expr> &out) {
-  if (auto *a = e.as<And>()) {
-    conjuncts(a->a, out);
-    conjuncts(a->b, out);
-    return;
-  }
-  if (isConstInt(e, 1))
-    return;
-  out.push_back(e);
-}
-
 /// A side of a comparison that equals a binding becomes that iter var.
 Expr toAxis(const Block *block, const Expr &side) {
   if (side.dtype() != DType::i64())
@@ -272,8 +262,7 @@ bool impliedByDomain(const Block *block, const Expr &cond) {
 
 std::vector<Expr> predicateInAxes(const ScheduleState &s, const Block *block,
                                   const std::string &why) {
-  std::vector<Expr> parts, kept;
-  conjuncts(block->predicate, parts);
+  std::vector<Expr> parts = conjuncts(block->predicate), kept;
   std::vector<Var> loopVars;
   struct LoopVars : IRVisitor {
     std::vector<Var> &out;
@@ -285,6 +274,8 @@ std::vector<Expr> predicateInAxes(const ScheduleState &s, const Block *block,
   } collect(loopVars);
   collect.visitStmt(s.prim().body);
   for (const Expr &part : parts) {
+    if (isConstInt(part, 1))
+      continue; // no `where`
     Expr c = part;
 #define TDSL_REWRITE_CMP(NAME)                                                                     \
   if (auto *n = part.as<NAME>())                                                                   \

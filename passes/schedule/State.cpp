@@ -148,15 +148,6 @@ std::vector<const Block *> blocksIn(const Stmt &s) {
   return c.blocks;
 }
 
-std::vector<Expr> conjuncts(const Expr &e) {
-  if (const auto *a = e.as<And>()) {
-    std::vector<Expr> out = conjuncts(a->a), rhs = conjuncts(a->b);
-    out.insert(out.end(), rhs.begin(), rhs.end());
-    return out;
-  }
-  return {e};
-}
-
 void Affine::add(const Var &v, int64_t c) {
   for (auto &[var, coeff] : terms)
     if (var == v) {

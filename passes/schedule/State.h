@@ -73,8 +73,6 @@ using ir::substitute;
 inline bool uses(const ir::Expr &e, const ir::Var &v) { return ir::usesVar(e, v); }
 /// The blocks inside `s`, in program order.
 std::vector<const ir::Block *> blocksIn(const ir::Stmt &s);
-/// The operands of a chain of `&&` (a single condition is one conjunct).
-std::vector<ir::Expr> conjuncts(const ir::Expr &e);
 
 /// An i64 expression as Σ coeff·var + constant.
 struct Affine {
