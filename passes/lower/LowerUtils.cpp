@@ -52,7 +52,7 @@ struct BufferUses : IRVisitor {
 /// buffer's accesses.
 class BoxCollector : public AccessVisitor {
 public:
-  explicit BoxCollector(const Buffer &b) : buffer_(b) {}
+  BoxCollector(const Buffer &b, bool partial) : buffer_(b), partial_(partial) {}
 
   bool failed = false;
   std::vector<std::vector<Interval>> boxes;
@@ -90,6 +90,10 @@ private:
       }
       Interval range = bound(i, dom_);
       if (!range.bounded() || definedInside(range.min) || definedInside(range.max)) {
+        if (partial_) {
+          box.push_back(Interval{});
+          continue;
+        }
         failed = true;
         return;
       }
@@ -109,14 +113,16 @@ private:
   }
 
   const Buffer &buffer_;
+  bool partial_;
   Domain dom_;
   std::unordered_map<Var, Expr> lets_;
 };
 
 } // namespace
 
-std::optional<std::vector<std::vector<Interval>>> accessBoxes(const Stmt &s, const Buffer &buffer) {
-  BoxCollector collector(buffer);
+std::optional<std::vector<std::vector<Interval>>> accessBoxes(const Stmt &s, const Buffer &buffer,
+                                                              bool partial) {
+  BoxCollector collector(buffer, partial);
   collector.visitStmt(s);
   if (collector.failed)
     return std::nullopt;

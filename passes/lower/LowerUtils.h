@@ -41,9 +41,10 @@ std::optional<int64_t> coefficientOf(const ir::Expr &e, const ir::Var &v);
 /// The box each access of `buffer` in `s` touches (one interval per dimension, inclusive),
 /// when the loops inside `s` range over their bounds and every variable defined outside `s`
 /// is fixed (`let` names inside `s` are replaced by their values). nullopt when an index
-/// contains a load, or some bound is unknown.
-std::optional<std::vector<std::vector<ir::Interval>>> accessBoxes(const ir::Stmt &s,
-                                                                  const ir::Buffer &buffer);
+/// contains a load, or some bound is unknown; with `partial`, an unknown bound leaves that
+/// dimension's interval undefined instead.
+std::optional<std::vector<std::vector<ir::Interval>>>
+accessBoxes(const ir::Stmt &s, const ir::Buffer &buffer, bool partial = false);
 
 /// A visitor told of every buffer access: `record(buffer, indices)` for each load and store,
 /// in visiting order (a store's indices before the loads of its value), before the access's
