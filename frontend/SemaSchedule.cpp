@@ -22,7 +22,8 @@ using namespace ir;
 
 /// Evaluates an integer constant expression over literals and schedule parameters.
 std::optional<int64_t> constEval(const ast::Expr &e, const std::map<std::string, int64_t> &params,
-                                 DiagnosticEngine &diags) {
+                                 DiagnosticEngine &diags,
+                                 const std::set<std::string> *perInstance) {
   switch (e.kind) {
   case ast::ExprKind::Int:
     if (static_cast<const ast::IntLit &>(e).value > uint64_t(INT64_MAX)) {
@@ -36,6 +37,12 @@ std::optional<int64_t> constEval(const ast::Expr &e, const std::map<std::string,
     auto it = params.find(n.name);
     if (it != params.end())
       return it->second;
+    if (perInstance && perInstance->count(n.name)) {
+      diags.error(n.range, "schedule parameter '" + n.name +
+                               "' is named like a generic constant of the function and takes "
+                               "each instance's value: it may only stand alone as an argument");
+      return std::nullopt;
+    }
     diags.error(n.range, "'" + n.name + "' is not a schedule parameter; expected an integer");
     return std::nullopt;
   }
@@ -45,7 +52,7 @@ std::optional<int64_t> constEval(const ast::Expr &e, const std::map<std::string,
       break;
     if (auto *lit = u.operand->as<ast::IntLit>(); lit && lit->value == uint64_t(INT64_MAX) + 1)
       return INT64_MIN; // -9223372036854775808
-    auto v = constEval(*u.operand, params, diags);
+    auto v = constEval(*u.operand, params, diags, perInstance);
     if (!v)
       return std::nullopt;
     if (std::optional<int64_t> r = checkedSub(0, *v))
@@ -55,7 +62,8 @@ std::optional<int64_t> constEval(const ast::Expr &e, const std::map<std::string,
   }
   case ast::ExprKind::Binary: {
     auto &b = static_cast<const ast::BinaryExpr &>(e);
-    auto l = constEval(*b.lhs, params, diags), r = constEval(*b.rhs, params, diags);
+    auto l = constEval(*b.lhs, params, diags, perInstance),
+         r = constEval(*b.rhs, params, diags, perInstance);
     if (!l || !r)
       return std::nullopt;
     std::optional<int64_t> v;
@@ -94,8 +102,9 @@ std::optional<int64_t> constEval(const ast::Expr &e, const std::map<std::string,
 
 class ScriptBuilder {
 public:
-  ScriptBuilder(const std::map<std::string, int64_t> &params, DiagnosticEngine &diags)
-      : params_(params), diags_(diags) {}
+  ScriptBuilder(const std::map<std::string, int64_t> &params,
+                const std::set<std::string> &perInstance, DiagnosticEngine &diags)
+      : params_(params), perInstance_(perInstance), diags_(diags) {}
 
   std::optional<ScheduleArg> arg(const ast::SchedArg &a) {
     ScheduleArg out;
@@ -136,7 +145,7 @@ public:
       out.real = negative ? -f->value : f->value;
       return out;
     }
-    std::optional<int64_t> v = constEval(*a.expr, params_, diags_);
+    std::optional<int64_t> v = constEval(*a.expr, params_, diags_, &perInstance_);
     if (!v)
       return std::nullopt;
     out.kind = ScheduleArg::Kind::Int;
@@ -212,6 +221,7 @@ public:
 private:
   std::set<std::string> bound_;
   const std::map<std::string, int64_t> &params_;
+  const std::set<std::string> &perInstance_;
   DiagnosticEngine &diags_;
 };
 
@@ -292,20 +302,33 @@ buildSchedules(const std::vector<ast::Module *> &modules,
       if (std::optional<int64_t> v =
               defines.lookup(kSimdLanes, {decl->func.str(), fn}, &usedDefines))
         params[kSimdLanes] = *v;
+    // A parameter named like a generic constant of the function takes each instance's value
+    // (graph.instantiate gives it; its default is for the generic function itself): statements
+    // name it, and its value replaces it when the script runs (ir::ScheduleScript::constants).
+    std::set<std::string> generics, perInstance;
+    if (decl->resolved)
+      for (const ast::GenericParam &g : decl->resolved->generics)
+        generics.insert(g.name.name);
+    std::map<std::string, int64_t> constants;
     bool ok = true;
     for (const ast::SchedParam &p : decl->params) {
-      std::optional<int64_t> v = sema::constEval(*p.value, params, diags);
+      std::optional<int64_t> v = sema::constEval(*p.value, params, diags, &perInstance);
       if (!v) {
         ok = false;
         continue;
       }
-      params[p.name.name] = *v;
       // -D NAME=V and -D FUNC.NAME=V override the default; the qualified one wins.
-      if (takesDefines && !takesDefines(fn))
-        continue;
-      if (std::optional<int64_t> v =
-              defines.lookup(p.name.name, {decl->func.str(), fn}, &usedDefines))
+      if (!takesDefines || takesDefines(fn))
+        if (std::optional<int64_t> d =
+                defines.lookup(p.name.name, {decl->func.str(), fn}, &usedDefines))
+          v = d;
+      if (generics.count(p.name.name)) {
+        perInstance.insert(p.name.name);
+        params.erase(p.name.name); // hides a built-in of that name (simd_lanes)
+        constants[p.name.name] = *v;
+      } else {
         params[p.name.name] = *v;
+      }
     }
     if (!ok)
       continue;
@@ -314,13 +337,14 @@ buildSchedules(const std::vector<ast::Module *> &modules,
     script.target = key.second;
     script.loc = decl->deferred ? decl->func.range.begin : sema::locOf(*decl);
     script.deferred = decl->deferred;
-    sema::ScriptBuilder b(params, diags);
+    script.constants = constants;
+    sema::ScriptBuilder b(params, perInstance, diags);
     for (const ast::SchedStmt &st : decl->body) {
       ir::ScheduleCall call;
       call.primitive = st.primitive.name;
       call.loc = sema::locOf(st);
       for (const ast::Ident &t : st.targets) {
-        if (params.count(t.name)) {
+        if (params.count(t.name) || perInstance.count(t.name)) {
           diags.error(t.range, "handle '" + t.name + "' has the name of a schedule parameter");
           ok = false;
         }

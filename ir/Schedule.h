@@ -12,6 +12,7 @@
 
 #include "ir/IR.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +53,11 @@ struct ScheduleScript {
   /// From a --schedule file, for a function the source does not declare (one the graph passes
   /// make); `loc` is then the function's name. Unknown after the graph passes: an error.
   bool deferred = false;
+  /// The parameters named like a generic constant of the function (`(WT = 7)` of
+  /// `f<…, WT: i64>`): their defaults, replaced by an instance's values when the script is given
+  /// to the instance. Statements name them (Kind::Name); their values replace them when the
+  /// script runs.
+  std::map<std::string, int64_t> constants;
 };
 
 } // namespace tdsl::ir

@@ -5,8 +5,8 @@
 // --emit=obj -O3`, loaded from KERNEL_DIR/F[.V...].so) against the matching oneDNN primitive,
 // in one process, alternating call by call:
 //   conv       nn.conv2d<S, P> on ResNet-18's 3x3 and 1x1 convolutions  / convolution
-//   convpack   the same layers with nn.conv2d_packed<S, P, K, 8>, the weight packed once by
-//              nn.conv2d_pack_weight<8> before timing (what graph.pack-weights and
+//   convpack   the same layers with nn.conv2d_packed<S, P, K, KV, WT>, the weight packed once by
+//              nn.conv2d_pack_weight<KV> before timing (what graph.pack-weights and
 //              graph.fold-calls do at compile time; untimed), oneDNN's side as in conv
 //                                                                        / convolution
 //   dwconv     nn.conv2d_ext with groups = channels on MobileNetV2's 3x3 depthwise
@@ -273,13 +273,16 @@ void benchConv(Options &o, const Conv &l, bool depthwise, bool packed = false) {
   bool dw3 = depthwise && packed;
   // graph.pack-weights' choice: rows at stride 1 above 28 output columns, else channel blocks.
   bool rows = l.s == 1 && oh > 28;
+  // Its register tile width for conv2d_packed (graph::convolutionTileWidth): 14 columns on
+  // 32-channel blocks where 14 divides the output width and the window is not 1x1, else 7.
+  int64_t wt = kPackBlock >= 32 && l.r > 1 && oh % 14 == 0 ? 14 : 7;
   std::string dwName = rows ? "conv2d_depthwise" : "conv2d_depthwise_cb";
   std::string file = dw3 ? dwName + (rows ? "" : "." + std::to_string(l.s)) + "." +
                                std::to_string(l.p) + "." + std::to_string(l.r)
                      : depthwise ? "conv2d_ext." + std::to_string(l.s) + "." + std::to_string(l.s) +
                                        ".1.1.1.1.1.1." + std::to_string(l.c)
                      : packed ? "conv2d_packed." + sp + "." + std::to_string(l.k) + "." +
-                                    std::to_string(kPackBlock)
+                                    std::to_string(kPackBlock) + "." + std::to_string(wt)
                               : "conv2d." + sp;
   void *fn = kernel(o.dir, file,
                     dw3         ? dwName.c_str()

@@ -252,6 +252,8 @@ std::optional<Fusion> fusePair(const Module &m, const PrimFunc &producer, const 
     d = from->second;
   } else {
     d.scheduleFrom = from != derived.end() ? from->second.scheduleFrom : producer.name;
+    if (from != derived.end()) // an instance's constants come along with its generic's script
+      d.constants = from->second.constants;
     d.producerBlock = writerBlock(producerBody, intermediate);
     d.consumerBlocks.clear();
   }

@@ -46,6 +46,9 @@ struct DerivedFunc {
   /// and the consumer blocks to place after the producer's schedule ran, in order.
   std::string producerBlock;
   std::vector<std::string> consumerBlocks;
+  /// Instances: the values of the generic function's constants, by name (a schedule parameter
+  /// named like one takes its value; ir::ScheduleScript::constants).
+  std::map<std::string, int64_t> constants;
 };
 
 /// The pass names, in order ("graph.fold-constants", ...).
@@ -62,9 +65,9 @@ inline bool isOwnName(const std::string &name) { return name.find('.') == std::s
 /// graph.pack-weights: in the module's own graphs, a call `nn.conv2d<S, P>(x, w)` whose weight
 /// is a graph constant (or the result of funcs called on constants only, which graph.fold-calls
 /// folds) with a static f32 shape [K, C, R, Q] becomes
-/// `w_packed = call nn.conv2d_pack_weight<KV>(w)` then `nn.conv2d_packed<S, P, K, KV>(x,
+/// `w_packed = call nn.conv2d_pack_weight<KV>(w)` then `nn.conv2d_packed<S, P, K, KV, WT>(x,
 /// w_packed)` (the same result; `w_packed` named after the weight, suffixed when taken; KV is
-/// `channelBlock`, convolutionChannelBlock of the target), so that
+/// `channelBlock`, convolutionChannelBlock of the target; WT convolutionTileWidth), so that
 /// graph.fold-calls packs the weight at compile time. A depthwise call
 /// `nn.conv2d_ext<S, S, P, P, P, P, 1, 1, C>(x, w)` (x with C channels, w of static shape
 /// [C, 1, R, R], constant or not) becomes `nn.conv2d_depthwise<P, R>(x, w)` when S = 1 and the
@@ -78,6 +81,17 @@ void packConvolutionWeights(ir::Module &module, int64_t channelBlock = 8);
 /// zmm registers; 32 of them) — the default KT of nn.conv2d_packed's schedule
 /// (docs/decisions.md, "Convolution weights packed at compile time").
 int64_t convolutionChannelBlock(int64_t simdLanes);
+
+/// The output columns of nn.conv2d_packed's register tile (its constant WT) for a call with a
+/// [R, Q] window, stride S and padding P on an input `width` columns wide: 14 where the tile
+/// has 32 channels (AVX-512), the window more than one element and 14 divides the output width
+/// (the 14 x 32 tile's 28 accumulators load each weight vector for 14 columns: half the weight
+/// traffic of 7 x 32, which held ResNet-18's 3 x 3 layers at 0.75-0.9x oneDNN on one core);
+/// else 7, which divides every ResNet width (7 x 7 layers; a tile wider than the output runs
+/// guarded columns, about twice as slow) and suits 1 x 1 windows (their weight block stays in
+/// cache). docs/decisions.md, "The register tile's width per call".
+int64_t convolutionTileWidth(int64_t channelBlock, int64_t filterHeight, int64_t filterWidth,
+                             int64_t stride, int64_t pad, std::optional<int64_t> width);
 
 /// Evaluates a call whose tensor arguments are graph constants of `module` and whose other
 /// arguments are literals: the bytes of each output (storage of spec §10), or nullopt with

@@ -55,7 +55,11 @@ std::vector<DerivedFunc> instantiateCallees(Module &module,
       const PrimFunc *inst = instance.as<PrimFunc>();
       module.add(PrimFunc::make(name, {}, inst->inputs, inst->outputs, inst->shapeVars,
                                 inst->allocBuffers, inst->body, inst->loc));
-      made.push_back({name, call.callee, "", {}});
+      DerivedFunc d{name, call.callee, "", {}, {}};
+      const PrimFunc *g = generic.as<PrimFunc>();
+      for (size_t i = 0; i < values.size(); ++i)
+        d.constants[g->constVars[i].name()] = values[i];
+      made.push_back(d);
       it = instances.emplace(key, name).first;
     }
     CallBinding c = call;
@@ -77,6 +81,10 @@ void addInstanceScripts(std::vector<ScheduleScript> &scripts,
       if (scripts[i].func == d.scheduleFrom) {
         ScheduleScript copy = scripts[i];
         copy.func = d.name;
+        // Parameters named like the generic function's constants take the instance's values.
+        for (auto &[name, value] : copy.constants)
+          if (auto it = d.constants.find(name); it != d.constants.end())
+            value = it->second;
         scripts.push_back(copy);
       }
   }

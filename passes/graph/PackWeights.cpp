@@ -5,10 +5,11 @@
 // constants or such values only, with literal scalar and generic arguments), becomes
 //
 //   w_packed = call nn.conv2d_pack_weight<KV>(w);
-//   y = call nn.conv2d_packed<S, P, K, KV>(x, w_packed);
+//   y = call nn.conv2d_packed<S, P, K, KV, WT>(x, w_packed);
 //
 // (K: the weight's static output channel count; KV: the register tile's channel count for the
-// target, 8 with AVX2 and 32 with AVX-512), so that graph.fold-calls, which runs next,
+// target, 8 with AVX2 and 32 with AVX-512; WT: its output columns, convolutionTileWidth of the
+// static output width), so that graph.fold-calls, which runs next,
 // evaluates the packing at compile time and the convolution reads a packed constant. The
 // packed kernel's register tile wants the weight blocked by KV output channels; packing it on
 // every call (nn.conv2d's schedule) costs a pass over the weight per call. Calls whose weight
@@ -104,6 +105,14 @@ std::optional<CallBinding> gemvCall(const Module &module, const CallBinding &cal
 
 int64_t convolutionChannelBlock(int64_t simdLanes) { return simdLanes >= 16 ? 32 : 8; }
 
+int64_t convolutionTileWidth(int64_t channelBlock, int64_t filterHeight, int64_t filterWidth,
+                             int64_t stride, int64_t pad, std::optional<int64_t> width) {
+  if (channelBlock < 32 || filterHeight * filterWidth <= 1 || !width || stride <= 0)
+    return 7;
+  int64_t out = (*width + 2 * pad - filterWidth) / stride + 1;
+  return out > 0 && out % 14 == 0 ? 14 : 7;
+}
+
 void packConvolutionWeights(Module &module, int64_t channelBlock) {
   const char *conv = "nn.conv2d", *pack = "nn.conv2d_pack_weight", *packed = "nn.conv2d_packed";
   bool packs = module.lookup(conv).as<PrimFunc>() && module.lookup(pack).as<PrimFunc>() &&
@@ -196,8 +205,10 @@ void packConvolutionWeights(Module &module, int64_t channelBlock) {
       packCall.loc = call->loc;
       CallBinding convCall = *call;
       convCall.callee = packed;
-      convCall.constArgs = {call->constArgs[0], call->constArgs[1], intImm(k),
-                            intImm(channelBlock)};
+      int64_t stride = *literal(call->constArgs[0]), pad = *literal(call->constArgs[1]);
+      std::optional<int64_t> width = literal(x->shape().size() == 4 ? x->shape()[3] : Expr());
+      convCall.constArgs = {call->constArgs[0], call->constArgs[1], intImm(k), intImm(channelBlock),
+                            intImm(convolutionTileWidth(channelBlock, r, q, stride, pad, width))};
       convCall.args = {*x, wp};
       changed = true;
       return std::vector<GraphBinding>{packCall, convCall};

@@ -88,10 +88,10 @@ std::vector<DerivedFunc> specializeCallees(Module &module, std::vector<DerivedFu
       module.add(PrimFunc::make(name, {}, s->inputs, s->outputs, s->shapeVars, s->allocBuffers,
                                 s->body, s->loc));
       // Scheduled as the callee is: a fused function's placing of its consumers comes along.
-      DerivedFunc d{name, call.callee, "", {}};
+      DerivedFunc d{name, call.callee, "", {}, {}};
       for (const DerivedFunc &x : fused)
         if (x.name == call.callee)
-          d = {name, x.scheduleFrom, x.producerBlock, x.consumerBlocks};
+          d = {name, x.scheduleFrom, x.producerBlock, x.consumerBlocks, {}};
       (d.producerBlock.empty() && d.consumerBlocks.empty() ? instances : fused).push_back(d);
       made.push_back(d);
       it = copies.emplace(key, name).first;

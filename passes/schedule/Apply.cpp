@@ -442,6 +442,34 @@ const std::vector<std::pair<std::string, Primitive>> &primitives() {
   return table;
 }
 
+/// `a` with each name of `constants` replaced by its value (recursively in lists).
+ScheduleArg resolveConstants(const ScheduleArg &a,
+                             const std::map<std::string, int64_t> &constants) {
+  ScheduleArg out = a;
+  if (a.kind == ScheduleArg::Kind::Name)
+    if (auto it = constants.find(a.name); it != constants.end()) {
+      out.kind = ScheduleArg::Kind::Int;
+      out.value = it->second;
+      out.name.clear();
+    }
+  for (ScheduleArg &item : out.items)
+    item = resolveConstants(item, constants);
+  return out;
+}
+
+/// The script with its per-instance parameters (ScheduleScript::constants) replaced by their
+/// values: what runs, and what a tuning trace records and prints.
+ScheduleScript withConstants(const ScheduleScript &script) {
+  ScheduleScript out = script;
+  if (script.constants.empty())
+    return out;
+  for (ScheduleCall &call : out.calls)
+    for (ScheduleArg &a : call.args)
+      a = resolveConstants(a, script.constants);
+  out.constants.clear();
+  return out;
+}
+
 } // namespace
 
 const std::vector<std::string> &schedulePrimitiveNames() {
@@ -458,7 +486,8 @@ bool applySchedules(Module &module, const std::vector<ScheduleScript> &scripts,
                     const std::string &target, DiagnosticEngine &diags,
                     const ScheduleStepCallback &onStep, schedule::SampleContext *sampling) {
   bool ok = true;
-  for (const ScheduleScript &script : scripts) {
+  for (const ScheduleScript &given : scripts) {
+    const ScheduleScript script = withConstants(given);
     Func f = module.lookup(script.func);
     if (!f.defined() || !f.as<PrimFunc>())
       continue; // reported by name resolution

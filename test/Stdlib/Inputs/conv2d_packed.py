@@ -1,10 +1,11 @@
-# conv2d_pack_weight<KV> and conv2d_packed<S, P, K, KV> (the packed convolution graph.pack-weights
-# makes of nn.conv2d on a constant weight) against NumPy (float64): rtol 1e-5, atol 1e-5. The
-# packed weight is checked against its NumPy packing (zeros past K), then each convolution case
-# runs on the NumPy-packed weight (KV = 8, what graph.pack-weights uses; one case with KV = 16:
-# two channel tiles per block). Cases for the register tile (7 columns x 8 channels): K not a
-# multiple of 8 (19, 3, 20), widths not a multiple of 7 (9, 13, 10, 12, 5) and multiples (7, 14),
-# stride 2, padding 0, 1 and 3, 1 x 1 and 7 x 7 kernels, batch 2.
+# conv2d_pack_weight<KV> and conv2d_packed<S, P, K, KV, WT> (the packed convolution
+# graph.pack-weights makes of nn.conv2d on a constant weight) against NumPy (float64): rtol 1e-5,
+# atol 1e-5. The packed weight is checked against its NumPy packing (zeros past K), then each
+# convolution case runs on the NumPy-packed weight (KV = 8 or 32, what graph.pack-weights uses;
+# one case with KV = 16: two channel tiles per block). Cases for the register tile (WT = 7 or 14
+# columns x 8 or 32 channels): K not a multiple of 8 (19, 3, 20, 40), widths not a multiple of
+# WT (9, 13, 10, 12, 5, 20) and multiples (7, 14, 28), stride 2, padding 0, 1 and 3, 1 x 1 and
+# 7 x 7 kernels, batch 2.
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from routes import *
@@ -33,5 +34,14 @@ for tag, xs, ws, s, p, kv in (("k19_w9_s1p1", (1, 5, 6, 9), (19, 5, 3, 3), 1, 1,
                               ("k40_kv16_12x12", (1, 17, 12, 12), (40, 17, 3, 3), 1, 1, 16)):
     x, w = uniform(xs, 1), uniform(ws, 2)
     check("conv2d_packed_" + tag, "conv2d_packed", {"x": x, "wp": pack(w, kv)},
-          {"y": conv2d(x, w, s, p)}, 1e-5, 1e-5, {"S": s, "P": p, "K": ws[0], "KV": kv})
+          {"y": conv2d(x, w, s, p)}, 1e-5, 1e-5, {"S": s, "P": p, "K": ws[0], "KV": kv, "WT": 7})
+# The 14-column tile (graph.pack-weights' choice with AVX-512 where 14 divides the output width):
+# exact widths (14, 28 at stride 2) and a tail (20 = 14 + 6, 9 < 14), on 32- and 8-channel blocks.
+for tag, xs, ws, s, p, kv in (("wt14_k40_kv32_w14", (1, 6, 5, 14), (40, 6, 3, 3), 1, 1, 32),
+                              ("wt14_k19_kv8_w20", (1, 5, 4, 20), (19, 5, 3, 3), 1, 1, 8),
+                              ("wt14_k33_kv32_s2_w56", (1, 3, 6, 56), (33, 3, 3, 3), 2, 1, 32),
+                              ("wt14_k8_kv32_w9", (2, 4, 3, 9), (8, 4, 3, 3), 1, 1, 32)):
+    x, w = uniform(xs, 1), uniform(ws, 2)
+    check("conv2d_packed_" + tag, "conv2d_packed", {"x": x, "wp": pack(w, kv)},
+          {"y": conv2d(x, w, s, p)}, 1e-5, 1e-5, {"S": s, "P": p, "K": ws[0], "KV": kv, "WT": 14})
 finish()
