@@ -30,6 +30,7 @@
 
 #include "passes/graph/GraphUtils.h"
 
+#include <map>
 #include <set>
 
 namespace tdsl::graph {
@@ -164,6 +165,8 @@ void packConvolutionWeights(Module &module, int64_t channelBlock) {
       return name;
     };
     bool changed = false;
+    std::map<const BufferNode *, Buffer> packedOf;
+    bool oneRegion = g->body.size() == 1 && std::holds_alternative<DataflowBlock>(g->body[0]);
     Func rewritten = detail::rewriteBindings(*g, [&](const GraphBinding &binding) {
       std::vector<GraphBinding> keep{binding};
       const auto *call = std::get_if<CallBinding>(&binding);
@@ -193,16 +196,27 @@ void packConvolutionWeights(Module &module, int64_t channelBlock) {
       if (ws.size() != 4)
         return keep;
       int64_t k = ws[0], c = ws[1], r = ws[2], q = ws[3];
-      std::vector<Expr> packedShape = {intImm((k + channelBlock - 1) / channelBlock), intImm(r),
-                                       intImm(q), intImm(c), intImm(channelBlock)};
-      Buffer wp(fresh(w->name() + "_packed"), DType::f32(), packedShape, BufferRole::Alloc,
-                MemScope::Global, {}, call->loc);
-      CallBinding packCall;
-      packCall.targets = {wp};
-      packCall.callee = pack;
-      packCall.constArgs = {intImm(channelBlock)};
-      packCall.args = {*w};
-      packCall.loc = call->loc;
+      // A weight that an earlier call packed is not packed again (one constant per weight), in
+      // a graph of one dataflow block (the packed value stays in scope if it is not folded).
+      auto earlier = oneRegion ? packedOf.find(w->get()) : packedOf.end();
+      std::vector<GraphBinding> out;
+      Buffer wp;
+      if (earlier != packedOf.end()) {
+        wp = earlier->second;
+      } else {
+        std::vector<Expr> packedShape = {intImm((k + channelBlock - 1) / channelBlock), intImm(r),
+                                         intImm(q), intImm(c), intImm(channelBlock)};
+        wp = Buffer(fresh(w->name() + "_packed"), DType::f32(), packedShape, BufferRole::Alloc,
+                    MemScope::Global, {}, call->loc);
+        CallBinding packCall;
+        packCall.targets = {wp};
+        packCall.callee = pack;
+        packCall.constArgs = {intImm(channelBlock)};
+        packCall.args = {*w};
+        packCall.loc = call->loc;
+        packedOf.emplace(w->get(), wp);
+        out.push_back(packCall);
+      }
       CallBinding convCall = *call;
       convCall.callee = packed;
       int64_t stride = *literal(call->constArgs[0]), pad = *literal(call->constArgs[1]);
@@ -211,7 +225,8 @@ void packConvolutionWeights(Module &module, int64_t channelBlock) {
                             intImm(convolutionTileWidth(channelBlock, r, q, stride, pad, width))};
       convCall.args = {*x, wp};
       changed = true;
-      return std::vector<GraphBinding>{packCall, convCall};
+      out.push_back(convCall);
+      return out;
     });
     if (changed)
       module.replace(rewritten);
