@@ -213,8 +213,10 @@ private:
   std::string exprText(const ir::Expr &e);
   Bounds computeBounds(const ir::Expr &e);
   /// Bounds of the expression nodes seen since varBounds_ last changed (one evaluation per
-  /// node: nested Adds would otherwise take exponential time).
-  std::unordered_map<const void *, Bounds> boundsCache_;
+  /// node: nested Adds would otherwise take exponential time). Each entry holds its node, so
+  /// that a temporary expression freed while emitting cannot leave its address, and its
+  /// bounds, to another one (which made the emitted C++ depend on the allocator).
+  std::unordered_map<const void *, std::pair<ir::Expr, Bounds>> boundsCache_;
   void setVarBounds(const ir::Var &v, Bounds b);
 };
 

@@ -132,9 +132,9 @@ void FunctionEmitterBase::setVarBounds(const Var &v, Bounds b) {
 Bounds FunctionEmitterBase::bounds(const Expr &e) {
   auto it = boundsCache_.find(e.get());
   if (it != boundsCache_.end())
-    return it->second;
+    return it->second.second;
   Bounds b = computeBounds(e);
-  boundsCache_[e.get()] = b;
+  boundsCache_[e.get()] = {e, b};
   return b;
 }
 

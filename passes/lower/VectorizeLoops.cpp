@@ -150,6 +150,83 @@ bool independentLanes(const std::vector<const BufferStore *> &stores) {
   return true;
 }
 
+Stmt vectorizeLoop(const For *loop, const Stmt &s);
+
+/// The number of leading lanes for which the lane-dependent conjunct `c` holds, when it bounds
+/// the loop variable from above (`v + d < b`, `v + d <= b`, `b > v + d`, `b >= v + d`, d and b
+/// free of v and of loads): clamp(b - d - min, 0, L) as an expression; nullopt otherwise.
+std::optional<Expr> leadingLanes(const Expr &c, const For *loop, int64_t lanes) {
+  const Var &v = loop->loopVar;
+  Expr lhs, rhs;
+  int64_t inclusive = 0;
+  if (const auto *op = c.as<LT>())
+    lhs = op->a, rhs = op->b;
+  else if (const auto *op = c.as<LE>())
+    lhs = op->a, rhs = op->b, inclusive = 1;
+  else if (const auto *op = c.as<GT>())
+    lhs = op->b, rhs = op->a;
+  else if (const auto *op = c.as<GE>())
+    lhs = op->b, rhs = op->a, inclusive = 1;
+  else
+    return std::nullopt;
+  if (lhs.dtype() != DType::i64() || usesVar(rhs, v) || contains<BufferLoad>(rhs) ||
+      contains<BufferLoad>(lhs) || coefficientOf(lhs, v) != std::optional<int64_t>(1))
+    return std::nullopt;
+  Expr d = simplify(substitute(lhs, {{v, intImm(0)}}));
+  Expr m = rhs - d - loop->min + intImm(inclusive);
+  return simplify(Min::make(Max::make(m, intImm(0)), intImm(lanes)));
+}
+
+/// `for v vectorized { if c { body } }` whose condition bounds the lanes from above (c: lane-
+/// invariant conjuncts and `v + d < b` ones; the valid lanes are the first m): for each power
+/// of two w ≤ L, `if m / w % 2 == 1 { for v' in 0..w vectorized { body at v = min + m / (2w) ·
+/// 2w + v' } }` under the invariant conjuncts, each piece vectorized again. The valid lanes run
+/// in order, as unguarded vectors of 16, 8, …, 1 lanes instead of one lane at a time (the last,
+/// partial column block of a register tile: a 10-wide output in a 32-wide tile). nullopt when
+/// the loop is not of that form.
+std::optional<Stmt> vectorizeLeadingLanes(const For *loop, int64_t lanes) {
+  const auto *branch = loop->body.as<IfThenElse>();
+  if (!branch || branch->elseCase.defined())
+    return std::nullopt;
+  std::vector<Expr> invariant;
+  std::optional<Expr> count;
+  for (const Expr &c : conjuncts(branch->condition)) {
+    if (!usesVar(c, loop->loopVar)) {
+      if (contains<BufferLoad>(c))
+        return std::nullopt;
+      invariant.push_back(c);
+      continue;
+    }
+    std::optional<Expr> m = leadingLanes(c, loop, lanes);
+    if (!m)
+      return std::nullopt;
+    count = count ? simplify(Min::make(*count, *m)) : *m;
+  }
+  if (!count)
+    return std::nullopt;
+  Var m(loop->loopVar.name() + "_lanes", DType::i64(), loop->loc);
+  std::vector<Stmt> pieces;
+  for (int64_t w = lanes; w >= 1; w /= 2) {
+    Var lane(loop->loopVar.name(), DType::i64(), loop->loc);
+    Expr offset = simplify(loop->min + Expr(m) / intImm(2 * w) * intImm(2 * w));
+    Stmt body = substitute(branch->thenCase, {{loop->loopVar, offset + Expr(lane)}});
+    Stmt piece =
+        For::make(lane, intImm(0), intImm(w), w > 1 ? ForKind::Vectorized : ForKind::Serial, body,
+                  loop->threadTag, loop->loc);
+    if (w > 1)
+      piece = vectorizeLoop(piece.as<For>(), piece);
+    if (w == lanes && piece.as<For>())
+      return std::nullopt; // no vector form for the body: the loop stays as it was
+    pieces.push_back(
+        IfThenElse::make(simplify(EQ::make(Expr(m) / intImm(w) % intImm(2), intImm(1))), piece,
+                         Stmt(), branch->loc));
+  }
+  Stmt out = LetStmt::make(m, *count, seq(std::move(pieces)), loop->loc);
+  for (size_t i = invariant.size(); i-- > 0;)
+    out = IfThenElse::make(invariant[i], out, Stmt(), branch->loc);
+  return out;
+}
+
 /// A vectorized loop as vector stores of its lanes; the loop itself where its body is not a
 /// list of independent single-index stores.
 Stmt vectorizeLoop(const For *loop, const Stmt &s) {
@@ -168,6 +245,8 @@ Stmt vectorizeLoop(const For *loop, const Stmt &s) {
     return IfThenElse::make(branch->condition, vectorizeLoop(inner.as<For>(), inner), Stmt(),
                             branch->loc);
   }
+  if (std::optional<Stmt> pieces = vectorizeLeadingLanes(loop, *extent))
+    return *pieces;
   std::vector<Stmt> items;
   if (const auto *block = loop->body.as<SeqStmt>())
     items = block->seq;

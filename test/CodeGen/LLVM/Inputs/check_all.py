@@ -31,6 +31,10 @@ SHAPES = {
     ("reverse_compute_at_guard.tdsl", "sym"): {"A": (8, 5)},  # K = 5
     ("partition-select.tdsl", "pad3"): {"A": (13,)},  # N = 13: head, steady state and tail
     ("reverse_compute_at.tdsl", "byOne"): {"A": (7, 3)},  # a split by 1 of H = 7
+    # Tails of 5 and 11 lanes: pieces of 4 and 1, and of 8, 2 and 1.
+    ("vectorize-leading-lanes.tdsl", "scale"): {"A": (21,)},
+    ("vectorize-leading-lanes.tdsl", "mm"): {"X": (3, 7), "W": (7, 27)},
+    ("vectorize-leading-lanes.tdsl", "shift"): {"A": (13,)},
 }
 
 tool, files = sys.argv[1], sys.argv[2:]
