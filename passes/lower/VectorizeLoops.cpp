@@ -178,9 +178,10 @@ std::optional<Expr> leadingLanes(const Expr &c, const For *loop, int64_t lanes) 
 }
 
 /// `for v vectorized { if c { body } }` whose condition bounds the lanes from above (c: lane-
-/// invariant conjuncts and `v + d < b` ones; the valid lanes are the first m): for each power
-/// of two w ≤ L, `if m / w % 2 == 1 { for v' in 0..w vectorized { body at v = min + m / (2w) ·
-/// 2w + v' } }` under the invariant conjuncts, each piece vectorized again. The valid lanes run
+/// invariant conjuncts and `v + d < b` ones; the valid lanes are the first m): `if m == L {
+/// the loop without the guard } else { … }` with, for each power of two w < L, `if m / w % 2 ==
+/// 1 { for v' in 0..w vectorized { body at v = min + m / (2w) · 2w + v' } }`, under the
+/// invariant conjuncts, each piece vectorized again. The valid lanes run
 /// in order, as unguarded vectors of 16, 8, …, 1 lanes instead of one lane at a time (the last,
 /// partial column block of a register tile: a 10-wide output in a 32-wide tile). nullopt when
 /// the loop is not of that form.
@@ -205,23 +206,27 @@ std::optional<Stmt> vectorizeLeadingLanes(const For *loop, int64_t lanes) {
   if (!count)
     return std::nullopt;
   Var m(loop->loopVar.name() + "_lanes", DType::i64(), loop->loc);
-  std::vector<Stmt> pieces;
-  for (int64_t w = lanes; w >= 1; w /= 2) {
+  auto piece = [&](int64_t w, const Expr &offset) {
     Var lane(loop->loopVar.name(), DType::i64(), loop->loc);
-    Expr offset = simplify(loop->min + Expr(m) / intImm(2 * w) * intImm(2 * w));
     Stmt body = substitute(branch->thenCase, {{loop->loopVar, offset + Expr(lane)}});
-    Stmt piece =
-        For::make(lane, intImm(0), intImm(w), w > 1 ? ForKind::Vectorized : ForKind::Serial, body,
-                  loop->threadTag, loop->loc);
-    if (w > 1)
-      piece = vectorizeLoop(piece.as<For>(), piece);
-    if (w == lanes && piece.as<For>())
-      return std::nullopt; // no vector form for the body: the loop stays as it was
+    Stmt p = For::make(lane, intImm(0), intImm(w), w > 1 ? ForKind::Vectorized : ForKind::Serial,
+                       body, loop->threadTag, loop->loc);
+    return w > 1 ? vectorizeLoop(p.as<For>(), p) : p;
+  };
+  // All lanes (the common case: one test), else the pieces of m < L lanes.
+  Stmt full = piece(lanes, loop->min);
+  if (full.as<For>())
+    return std::nullopt; // no vector form for the body: the loop stays as it was
+  std::vector<Stmt> pieces;
+  for (int64_t w = lanes / 2; w >= 1; w /= 2)
     pieces.push_back(
-        IfThenElse::make(simplify(EQ::make(Expr(m) / intImm(w) % intImm(2), intImm(1))), piece,
+        IfThenElse::make(simplify(EQ::make(Expr(m) / intImm(w) % intImm(2), intImm(1))),
+                         piece(w, simplify(loop->min + Expr(m) / intImm(2 * w) * intImm(2 * w))),
                          Stmt(), branch->loc));
-  }
-  Stmt out = LetStmt::make(m, *count, seq(std::move(pieces)), loop->loc);
+  Stmt out = LetStmt::make(
+      m, *count,
+      IfThenElse::make(EQ::make(Expr(m), intImm(lanes)), full, seq(std::move(pieces)), branch->loc),
+      loop->loc);
   for (size_t i = invariant.size(); i-- > 0;)
     out = IfThenElse::make(invariant[i], out, Stmt(), branch->loc);
   return out;
