@@ -23,7 +23,7 @@ using namespace ir;
 /// Evaluates an integer constant expression over literals and schedule parameters.
 std::optional<int64_t> constEval(const ast::Expr &e, const std::map<std::string, int64_t> &params,
                                  DiagnosticEngine &diags,
-                                 const std::set<std::string> *perInstance) {
+                                 const std::map<std::string, int64_t> *perInstance) {
   switch (e.kind) {
   case ast::ExprKind::Int:
     if (static_cast<const ast::IntLit &>(e).value > uint64_t(INT64_MAX)) {
@@ -103,7 +103,7 @@ std::optional<int64_t> constEval(const ast::Expr &e, const std::map<std::string,
 class ScriptBuilder {
 public:
   ScriptBuilder(const std::map<std::string, int64_t> &params,
-                const std::set<std::string> &perInstance, DiagnosticEngine &diags)
+                const std::map<std::string, int64_t> &perInstance, DiagnosticEngine &diags)
       : params_(params), perInstance_(perInstance), diags_(diags) {}
 
   std::optional<ScheduleArg> arg(const ast::SchedArg &a) {
@@ -221,7 +221,7 @@ public:
 private:
   std::set<std::string> bound_;
   const std::map<std::string, int64_t> &params_;
-  const std::set<std::string> &perInstance_;
+  const std::map<std::string, int64_t> &perInstance_;
   DiagnosticEngine &diags_;
 };
 
@@ -305,14 +305,14 @@ buildSchedules(const std::vector<ast::Module *> &modules,
     // A parameter named like a generic constant of the function takes each instance's value
     // (graph.instantiate gives it; its default is for the generic function itself): statements
     // name it, and its value replaces it when the script runs (ir::ScheduleScript::constants).
-    std::set<std::string> generics, perInstance;
+    std::set<std::string> generics;
     if (decl->resolved)
       for (const ast::GenericParam &g : decl->resolved->generics)
         generics.insert(g.name.name);
     std::map<std::string, int64_t> constants;
     bool ok = true;
     for (const ast::SchedParam &p : decl->params) {
-      std::optional<int64_t> v = sema::constEval(*p.value, params, diags, &perInstance);
+      std::optional<int64_t> v = sema::constEval(*p.value, params, diags, &constants);
       if (!v) {
         ok = false;
         continue;
@@ -323,7 +323,6 @@ buildSchedules(const std::vector<ast::Module *> &modules,
                 defines.lookup(p.name.name, {decl->func.str(), fn}, &usedDefines))
           v = d;
       if (generics.count(p.name.name)) {
-        perInstance.insert(p.name.name);
         params.erase(p.name.name); // hides a built-in of that name (simd_lanes)
         constants[p.name.name] = *v;
       } else {
@@ -338,13 +337,13 @@ buildSchedules(const std::vector<ast::Module *> &modules,
     script.loc = decl->deferred ? decl->func.range.begin : sema::locOf(*decl);
     script.deferred = decl->deferred;
     script.constants = constants;
-    sema::ScriptBuilder b(params, perInstance, diags);
+    sema::ScriptBuilder b(params, constants, diags);
     for (const ast::SchedStmt &st : decl->body) {
       ir::ScheduleCall call;
       call.primitive = st.primitive.name;
       call.loc = sema::locOf(st);
       for (const ast::Ident &t : st.targets) {
-        if (params.count(t.name) || perInstance.count(t.name)) {
+        if (params.count(t.name) || constants.count(t.name)) {
           diags.error(t.range, "handle '" + t.name + "' has the name of a schedule parameter");
           ok = false;
         }

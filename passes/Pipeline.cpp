@@ -459,9 +459,7 @@ void Pipeline::Run::scheduleFused(const std::vector<ir::ScheduleScript> &scripts
       if (s.func == d.scheduleFrom) {
         own.push_back(s);
         own.back().func = d.name;
-        for (auto &[name, value] : own.back().constants)
-          if (auto it = d.constants.find(name); it != d.constants.end())
-            value = it->second;
+        graph::takeConstants(own.back(), d);
       }
     if (!own.empty()) {
       std::ostringstream sink;

@@ -51,6 +51,14 @@ struct DerivedFunc {
   std::map<std::string, int64_t> constants;
 };
 
+/// `script` (of `d.scheduleFrom`) given to `d`: its parameters named like a generic constant
+/// take `d`'s values (ir::ScheduleScript::constants).
+inline void takeConstants(ir::ScheduleScript &script, const DerivedFunc &d) {
+  for (auto &[name, value] : script.constants)
+    if (auto it = d.constants.find(name); it != d.constants.end())
+      value = it->second;
+}
+
 /// The pass names, in order ("graph.fold-constants", ...).
 const std::vector<std::string> &graphPassNames();
 

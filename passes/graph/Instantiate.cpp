@@ -81,10 +81,7 @@ void addInstanceScripts(std::vector<ScheduleScript> &scripts,
       if (scripts[i].func == d.scheduleFrom) {
         ScheduleScript copy = scripts[i];
         copy.func = d.name;
-        // Parameters named like the generic function's constants take the instance's values.
-        for (auto &[name, value] : copy.constants)
-          if (auto it = d.constants.find(name); it != d.constants.end())
-            value = it->second;
+        takeConstants(copy, d);
         scripts.push_back(copy);
       }
   }

@@ -220,7 +220,8 @@ void packConvolutionWeights(Module &module, int64_t channelBlock) {
       CallBinding convCall = *call;
       convCall.callee = packed;
       int64_t stride = *literal(call->constArgs[0]), pad = *literal(call->constArgs[1]);
-      std::optional<int64_t> width = literal(x->shape().size() == 4 ? x->shape()[3] : Expr());
+      std::optional<int64_t> width =
+          x->shape().size() == 4 ? literal(x->shape()[3]) : std::optional<int64_t>();
       convCall.constArgs = {call->constArgs[0], call->constArgs[1], intImm(k), intImm(channelBlock),
                             intImm(convolutionTileWidth(channelBlock, r, q, stride, pad, width))};
       convCall.args = {*x, wp};
