@@ -25,6 +25,9 @@
 // A call `y = call nn.linear(x, w, b)` whose x has a static row count of at most 2 becomes
 // `y = call nn.linear_gemv(x, w, b)`, whatever w is: nn.linear's schedule packs the weight on
 // every call, which costs more than the product at one or two rows; linear_gemv reads it in place.
+// Any other call of nn.linear whose w has a static row count N that 32 does not divide becomes
+// `y = call nn.linear_pad(x, w, b)`, which computes over N rounded up to a multiple of 32 (the
+// register tile's last column block is full; only the copy to y is guarded).
 
 #include "passes/graph/Graph.h"
 
@@ -102,6 +105,23 @@ std::optional<CallBinding> gemvCall(const Module &module, const CallBinding &cal
   return gemv;
 }
 
+/// The call of nn.linear_pad that computes `call` (nn.linear) when its weight has a static
+/// row count N that 32 does not divide (linear's register tiles are 32, 16 or 8 columns wide:
+/// its last column block would be partial) and the module has that function.
+std::optional<CallBinding> padCall(const Module &module, const CallBinding &call) {
+  if (call.args.size() != 3 || call.targets.size() != 1 || !call.constArgs.empty())
+    return std::nullopt;
+  const auto *w = std::get_if<Buffer>(&call.args[1]);
+  if (!w || w->shape().size() != 2)
+    return std::nullopt;
+  std::optional<int64_t> n = literal(w->shape()[0]);
+  if (!n || *n % 32 == 0 || !module.lookup("nn.linear_pad").as<PrimFunc>())
+    return std::nullopt;
+  CallBinding padded = call;
+  padded.callee = "nn.linear_pad";
+  return padded;
+}
+
 } // namespace
 
 int64_t convolutionChannelBlock(int64_t simdLanes) { return simdLanes >= 16 ? 32 : 8; }
@@ -175,11 +195,15 @@ void packConvolutionWeights(Module &module, int64_t channelBlock) {
           changed = true;
           return std::vector<GraphBinding>{*dw};
         }
-      if (linear && call && call->callee == "nn.linear")
-        if (std::optional<CallBinding> gemv = gemvCall(module, *call)) {
+      if (linear && call && call->callee == "nn.linear") {
+        std::optional<CallBinding> routed = gemvCall(module, *call);
+        if (!routed)
+          routed = padCall(module, *call);
+        if (routed) {
           changed = true;
-          return std::vector<GraphBinding>{*gemv};
+          return std::vector<GraphBinding>{*routed};
         }
+      }
       if (!packs || !call || call->callee != conv || call->args.size() != 2 ||
           call->constArgs.size() != 2 || call->targets.size() != 1 ||
           !literal(call->constArgs[0]) || !literal(call->constArgs[1]))

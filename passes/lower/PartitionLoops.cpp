@@ -318,7 +318,8 @@ private:
     hi = hi.defined() ? simplify(Min::make(Max::make(hi, lo), end)) : end;
     Stmt mainBody = StripGuards(guards, chosen).mutate(loop->body);
     std::vector<Stmt> parts;
-    auto part = [&](const Expr &from, const Expr &to, const Stmt &body, bool again) {
+    auto part = [&](const Expr &from, const Expr &to, const Stmt &body, bool again,
+                    bool inner = false) {
       Expr extent = simplify(to - from);
       std::optional<int64_t> n = asConstInt(extent);
       if (n && *n <= 0)
@@ -339,7 +340,7 @@ private:
       // The main part may hold other guards on the variable: partition it again (each round
       // removes at least one conjunct, so this ends). Longer heads and tails stay as they are
       // (few iterations; partitioning their inner loops too would multiply the code).
-      parts.push_back(again ? visit(s.as<For>()) : s);
+      parts.push_back(again ? visit(s.as<For>()) : inner ? IRMutator::visit(s.as<For>()) : s);
     };
     // Symbolic split points are named (`let i_lo = …`): the parts' bounds stay short when the
     // main part is partitioned again (nested min/max otherwise), in the IR and in the emitted
@@ -356,7 +357,11 @@ private:
     name(hi, "_hi");
     part(begin, lo, loop->body, false);
     part(lo, hi, mainBody, true);
-    part(hi, end, loop->body, false);
+    // The tail of a parallel loop (the last, partial column block of a tile whose width does
+    // not divide N, at most one iteration per guard but of symbolic extent) keeps its guards
+    // on the loop's variable; the loops inside it are partitioned (its row blocks get a
+    // guard-free main part, as those of the main part).
+    part(hi, end, loop->body, false, loop->forKind == ForKind::Parallel);
     Stmt out = seqOrNoOp(std::move(parts));
     for (size_t i = lets.size(); i-- > 0;)
       out = LetStmt::make(lets[i].first, lets[i].second, out, loop->loc);

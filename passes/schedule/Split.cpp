@@ -66,6 +66,15 @@ std::vector<Var> split(ScheduleState &s, const Var &loopVar,
                             "' has a symbolic extent; one factor must be inferred ('_')",
                         loopVar->loc, "loop declared here");
 
+  // A symbolic extent x * c whose constant c the known factors divide ((N + 31) / 32 * 32
+  // split by 32) splits exactly, without a guard: the inferred loop runs x * (c / known) times.
+  std::optional<Expr> exactQuotient;
+  if (const auto *m = loop->extent.as<Mul>(); !extent && m)
+    for (auto [x, c] : {std::pair{m->a, m->b}, std::pair{m->b, m->a}})
+      if (std::optional<int64_t> v = asConstInt(c); v && *v % known == 0 && !exactQuotient)
+        exactQuotient = simplify(x * (*v / known));
+  bool divisible = exactQuotient.has_value();
+
   // Step 2: the new loops, outermost first.
   std::vector<Expr> extents;
   for (const std::optional<int64_t> &f : factors) {
@@ -75,6 +84,8 @@ std::vector<Var> split(ScheduleState &s, const Var &loopVar,
     }
     if (extent)
       extents.push_back(intImm((*extent + known - 1) / known));
+    else if (divisible)
+      extents.push_back(*exactQuotient);
     else
       extents.push_back(simplify((loop->extent + (known - 1)) / known));
   }
@@ -90,7 +101,7 @@ std::vector<Var> split(ScheduleState &s, const Var &loopVar,
 
   // Step 3: rewrite the body and guard it when the factors overshoot the extent.
   Stmt body = simplify(substitute(loop->body, {{loopVar, value}}));
-  bool exact = false;
+  bool exact = divisible;
   if (extent) {
     int64_t product = 1;
     bool overflow = false;

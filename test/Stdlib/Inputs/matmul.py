@@ -27,6 +27,14 @@ for bsz, k, n in ((1, 45, 37), (2, 64, 32), (3, 5, 6)):
     check("linear_gemv_%dx%dx%d" % (bsz, k, n), "linear_gemv", {"x": x, "w": w, "b": b},
           {"y": x.astype(np.float64) @ w.T + b}, 1e-5, 1e-5)
 
+# linear_pad (graph.pack-weights' kernel where 32 does not divide N): N rounded up to 32 inside,
+# the copy to y guarded; N below one tile (10), one column past a tile (33), one column (1), and
+# row counts with and without a tail of the 8-row tile (9, 16).
+for bsz, k, n in ((9, 13, 10), (16, 40, 33), (3, 7, 1)):
+    x, w, b = uniform((bsz, k), 12), uniform((n, k), 13), uniform((n,), 14)
+    check("linear_pad_%dx%dx%d" % (bsz, k, n), "linear_pad", {"x": x, "w": w, "b": b},
+          {"y": x.astype(np.float64) @ w.T + b}, 1e-5, 1e-5)
+
 for m, n in ((7, 13), (16, 8)):
     x = uniform((m, n), 8)
     check("transpose2d_%dx%d" % (m, n), "transpose2d", {"x": x}, {"y": x.T.copy()}, 0.0, 0.0)

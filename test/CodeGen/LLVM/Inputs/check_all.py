@@ -28,6 +28,9 @@ SKIP = {
 # .npy files so that the rest follows.
 SHAPES = {
     ("split.tdsl", "g"): {"A": (29,)},  # N = 29: not a multiple of the split factor 8
+    ("split.tdsl", "h"): {"A": (21,)},  # 32 padded columns: split by 8 exactly, by 32 with a where
+    # Tails of rows (10 = 2 * 4 + 2) and columns (13 = 8 + 5) in the parallel loop's tail.
+    ("partition-parallel-tail.tdsl", "f"): {"A": (10, 13)},
     ("reverse_compute_at_guard.tdsl", "sym"): {"A": (8, 5)},  # K = 5
     ("partition-select.tdsl", "pad3"): {"A": (13,)},  # N = 13: head, steady state and tail
     ("reverse_compute_at.tdsl", "byOne"): {"A": (7, 3)},  # a split by 1 of H = 7
