@@ -13,6 +13,8 @@ def layer_norm(x, gamma, beta, eps):
     return (x - mean) / np.sqrt(var + eps) * gamma + beta
 
 
+# The schedule takes rows in groups of 4: 7 rows are a whole group and a partial one, 2 and 3 a
+# partial group.
 for tag, shape, offset in (("7x13", (7, 13), 0.0), ("3x32", (3, 32), 0.0),
                            ("offset", (2, 24), 100.0), ("3x77", (3, 77), 0.0)):
     x = uniform(shape, 1, -2.0, 2.0) + np.float32(offset)

@@ -21,6 +21,8 @@ large[0] += 1.0e4
 large[1] -= 1.0e4
 large[2] *= 30.0
 large[3, 5] = 88.0
+# The schedules take rows in groups of 4: 7 rows are a whole group and a partial one, 2 and 3 a
+# partial group, 4 (large) one whole group.
 for tag, x in (("7x13", uniform((7, 13), 1, -5.0, 5.0)), ("3x32", uniform((3, 32), 3)),
                ("large", large), ("2x45", uniform((2, 45), 4))):
     x64 = x.astype(np.float64)
