@@ -89,37 +89,37 @@ std::optional<CallBinding> depthwiseCall(const Module &module, const CallBinding
 /// mostly guarded off there, and its packing reads and writes the weight once more per call).
 constexpr int64_t kGemvMaxRows = 2;
 
-/// The call of nn.linear_gemv that computes `call` (nn.linear) when its input has a static row
-/// count of at most kGemvMaxRows and the module has that function.
-std::optional<CallBinding> gemvCall(const Module &module, const CallBinding &call) {
+/// The static row count of argument `arg` (a 2-D tensor) of a call of nn.linear with one
+/// result and no generic arguments; nullopt otherwise.
+std::optional<int64_t> linearRows(const CallBinding &call, size_t arg) {
   if (call.args.size() != 3 || call.targets.size() != 1 || !call.constArgs.empty())
     return std::nullopt;
-  const auto *x = std::get_if<Buffer>(&call.args[0]);
-  if (!x || x->shape().size() != 2)
+  const auto *t = std::get_if<Buffer>(&call.args[arg]);
+  if (!t || t->shape().size() != 2)
     return std::nullopt;
-  std::optional<int64_t> rows = literal(x->shape()[0]);
-  if (!rows || *rows > kGemvMaxRows || !module.lookup("nn.linear_gemv").as<PrimFunc>())
-    return std::nullopt;
-  CallBinding gemv = call;
-  gemv.callee = "nn.linear_gemv";
-  return gemv;
+  return literal(t->shape()[0]);
 }
 
-/// The call of nn.linear_pad that computes `call` (nn.linear) when its weight has a static
+/// `call` (nn.linear) as a call of `callee`, when the module has that function.
+std::optional<CallBinding> routedTo(const Module &module, const CallBinding &call,
+                                    const char *callee) {
+  if (!module.lookup(callee).as<PrimFunc>())
+    return std::nullopt;
+  CallBinding routed = call;
+  routed.callee = callee;
+  return routed;
+}
+
+/// The call that computes `call` (nn.linear) faster, if any: nn.linear_gemv when its input has
+/// a static row count of at most kGemvMaxRows; else nn.linear_pad when its weight has a static
 /// row count N that 32 does not divide (linear's register tiles are 32, 16 or 8 columns wide:
-/// its last column block would be partial) and the module has that function.
-std::optional<CallBinding> padCall(const Module &module, const CallBinding &call) {
-  if (call.args.size() != 3 || call.targets.size() != 1 || !call.constArgs.empty())
-    return std::nullopt;
-  const auto *w = std::get_if<Buffer>(&call.args[1]);
-  if (!w || w->shape().size() != 2)
-    return std::nullopt;
-  std::optional<int64_t> n = literal(w->shape()[0]);
-  if (!n || *n % 32 == 0 || !module.lookup("nn.linear_pad").as<PrimFunc>())
-    return std::nullopt;
-  CallBinding padded = call;
-  padded.callee = "nn.linear_pad";
-  return padded;
+/// its last column block would be partial).
+std::optional<CallBinding> routedLinearCall(const Module &module, const CallBinding &call) {
+  if (std::optional<int64_t> rows = linearRows(call, 0); rows && *rows <= kGemvMaxRows)
+    return routedTo(module, call, "nn.linear_gemv");
+  if (std::optional<int64_t> n = linearRows(call, 1); n && *n % 32 != 0)
+    return routedTo(module, call, "nn.linear_pad");
+  return std::nullopt;
 }
 
 } // namespace
@@ -195,15 +195,11 @@ void packConvolutionWeights(Module &module, int64_t channelBlock) {
           changed = true;
           return std::vector<GraphBinding>{*dw};
         }
-      if (linear && call && call->callee == "nn.linear") {
-        std::optional<CallBinding> routed = gemvCall(module, *call);
-        if (!routed)
-          routed = padCall(module, *call);
-        if (routed) {
+      if (linear && call && call->callee == "nn.linear")
+        if (std::optional<CallBinding> routed = routedLinearCall(module, *call)) {
           changed = true;
           return std::vector<GraphBinding>{*routed};
         }
-      }
       if (!packs || !call || call->callee != conv || call->args.size() != 2 ||
           call->constArgs.size() != 2 || call->targets.size() != 1 ||
           !literal(call->constArgs[0]) || !literal(call->constArgs[1]))
