@@ -339,7 +339,8 @@ private:
           For::make(loop->loopVar, from, extent, loop->forKind, body, loop->threadTag, loop->loc);
       // The main part may hold other guards on the variable: partition it again (each round
       // removes at least one conjunct, so this ends). Longer heads and tails stay as they are
-      // (few iterations; partitioning their inner loops too would multiply the code).
+      // (few iterations; partitioning their inner loops too would multiply the code), except
+      // where `inner` asks for their inner loops to be partitioned (a parallel loop's tail).
       parts.push_back(again ? visit(s.as<For>()) : inner ? IRMutator::visit(s.as<For>()) : s);
     };
     // Symbolic split points are named (`let i_lo = …`): the parts' bounds stay short when the

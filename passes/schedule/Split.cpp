@@ -73,7 +73,6 @@ std::vector<Var> split(ScheduleState &s, const Var &loopVar,
     for (auto [x, c] : {std::pair{m->a, m->b}, std::pair{m->b, m->a}})
       if (std::optional<int64_t> v = asConstInt(c); v && *v % known == 0 && !exactQuotient)
         exactQuotient = simplify(x * (*v / known));
-  bool divisible = exactQuotient.has_value();
 
   // Step 2: the new loops, outermost first.
   std::vector<Expr> extents;
@@ -84,7 +83,7 @@ std::vector<Var> split(ScheduleState &s, const Var &loopVar,
     }
     if (extent)
       extents.push_back(intImm((*extent + known - 1) / known));
-    else if (divisible)
+    else if (exactQuotient)
       extents.push_back(*exactQuotient);
     else
       extents.push_back(simplify((loop->extent + (known - 1)) / known));
@@ -101,7 +100,7 @@ std::vector<Var> split(ScheduleState &s, const Var &loopVar,
 
   // Step 3: rewrite the body and guard it when the factors overshoot the extent.
   Stmt body = simplify(substitute(loop->body, {{loopVar, value}}));
-  bool exact = divisible;
+  bool exact = exactQuotient.has_value();
   if (extent) {
     int64_t product = 1;
     bool overflow = false;
