@@ -353,10 +353,21 @@ bool Pipeline::Run::schedule() {
   for (const ir::ScheduleScript &s : scripts)
     if (s.deferred && !module.lookup(s.func))
       diags.error(SourceRange(s.loc), "unknown function '" + s.func + "'");
-  // What --func compiles now includes the functions the graph passes made.
-  if (!opts.func.empty())
+  // What --func compiles now includes the functions the graph passes made, and the functions
+  // whose scripts they take: the generic function of an instance (nn.conv2d_packed, which
+  // graph.pack-weights calls in place of nn.conv2d), the producer of a fused function. Without
+  // them `--func GRAPH` (tdsl-run, tdsl-tune's measurements) ran such callees unscheduled.
+  if (!opts.func.empty()) {
     for (const std::string &fn : reachableFrom(module, {opts.func}))
       compiled.insert(fn);
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (const std::vector<graph::DerivedFunc> *made : {&instances, &fused})
+        for (const graph::DerivedFunc &d : *made)
+          if (!d.scheduleFrom.empty() && compiled.count(d.name))
+            grew = compiled.insert(d.scheduleFrom).second || grew;
+    }
+  }
   // The schedules of functions --func does not compile are not applied: they may need constants
   // only -D for that function would give.
   scripts.erase(std::remove_if(scripts.begin(), scripts.end(),
