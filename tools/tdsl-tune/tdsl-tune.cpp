@@ -11,6 +11,7 @@
 //
 //===------------------------------------------------------------------------------------------===//
 
+#include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "passes/schedule/Sample.h"
 #include "runtime/Npy.h"
@@ -54,6 +55,7 @@ candidates, each checked against the unscheduled function first (spec §12, docs
   --db FILE                the tuning database, JSON lines (default FILE.tuning.jsonl);
                            a later run resumes from it
   -o OUT.tdsl              write the best schedule of each function as plain schedule items
+                           (where the function's own schedule was fastest: a comment)
   --seed N                 seed of the search (default 0): same seed and database, same
                            candidates
   --threads T              OpenMP threads of the measured runs (default: one per core)
@@ -63,6 +65,8 @@ candidates, each checked against the unscheduled function first (spec §12, docs
   --repeat N               timed calls per measurement, median (default 5)
   --timeout SECONDS        a measurement that runs longer fails (default 60)
   --work DIR               folder of the candidates' files (default: a fresh one in /tmp)
+  --no-baseline            do not measure the functions' own (plain) schedules first: only
+                           generated candidates compete
   -I DIR, --stdlib DIR     as tdslc
   -h, --help               print this help and exit
 )";
@@ -74,7 +78,8 @@ struct TuneOptions : DriverOptions {
   int threads = 0;
   int64_t repeat = 5;
   double timeout = 60;
-  std::string self; // argv[0]
+  std::string self;     // argv[0]
+  bool baseline = true; // measure each function's own schedule first (--no-baseline: not)
 };
 
 int usageError(const std::string &m) { return cl::usageError("tdsl-tune", m); }
@@ -123,6 +128,15 @@ struct Task {
   std::string name;
   ir::Func unscheduled;
   std::string key;
+  /// A graph's callee on its own (MetaSchedule's extracted task): its unscheduled IR as a file
+  /// of the work folder, compiled and measured alone. Empty: through FILE --func NAME (the
+  /// tuned function itself, or a callee with integer inputs, which random values could send
+  /// out of bounds).
+  std::string file;
+  /// The function as its own (plain) schedule leaves it, as a file (explicit loops), or the
+  /// input file when the task is the tuned function: measured once as the baseline (a record of
+  /// level -1 without decisions: `--tuning-db` then keeps the plain schedule). Empty: none.
+  std::string plainFile;
   int generated = -1; // the level of a generated space, or -1: the function's own
   double weight = 1;  // its FLOPs (a share of the trials)
   int64_t trials = 0;
@@ -159,8 +173,19 @@ private:
                                    uint64_t seed);
   bool findTasks();
   bool prepareReference(Task &task);
-  /// Measures a candidate in a separate process: its record.
-  tuning::Record measure(Task &task, const Candidate &c, int64_t serial);
+  /// Measures a candidate in a separate process: its record. Null `c`: the baseline (the
+  /// function's own schedule, Task::plainFile).
+  tuning::Record measure(Task &task, const Candidate *c, int64_t serial);
+  /// Writes a graph's callee `task` as a task of its own (Task::file) and, when its own
+  /// schedule changed it (`scheduled`), its baseline (Task::plainFile); each file is kept only
+  /// when it compiles alone (and the unscheduled one to the same key).
+  void extractTask(Task &task, const ir::Func &scheduled);
+  /// Whether `file` compiles alone; `key`: the function key of its unscheduled `func`.
+  bool compilesAlone(const std::string &file, const std::string &func, std::string *key);
+  /// The outputs a task's measurement compares: its function's, or the graph's.
+  const std::vector<std::string> &outputs(const Task &task) const {
+    return task.file.empty() ? outputs_ : task.outputs;
+  }
   /// Set by measure() when the shell could not run the measurement at all (exit 126/127).
   bool environmentFailed_ = false;
   void train();
@@ -204,6 +229,11 @@ Tuner::compile(Task &task, const std::vector<schedule::Decision> *decisions, uin
   DriverOptions o = opts_;
   o.seed = seed;
   o.tuningDb.clear();
+  if (!task.file.empty()) {
+    o.input = task.file;
+    o.func = task.name;
+    o.defines = {};
+  }
   std::ostringstream sink;
   Compilation c(o, sink);
   c.sampling().seed = seed;
@@ -318,6 +348,11 @@ bool Tuner::findTasks() {
       for (const ir::Buffer &b : p->outputs)
         t.outputs.push_back(b->name);
       if (!owned.count(name)) {
+        ir::Func scheduled = m->lookup(name);
+        if (top.as<ir::GraphFunc>())
+          extractTask(t, scheduled);
+        else if (scheduled && ir::toString(scheduled) != ir::toString(f))
+          t.plainFile = opts_.input; // its own schedule applies without a record
         for (int level = 0; level < schedule::kDesignSpaceLevels; ++level) {
           t.generated = level;
           if (!schedule::designSpace(f, level)) {
@@ -346,6 +381,52 @@ bool Tuner::findTasks() {
   return true;
 }
 
+bool Tuner::compilesAlone(const std::string &file, const std::string &func, std::string *key) {
+  DriverOptions o = opts_;
+  o.input = file;
+  o.func = func;
+  o.defines = {};
+  o.tuningDb.clear();
+  o.noSchedule = true;
+  std::ostringstream sink;
+  Compilation c(o, sink);
+  if (!c.parse())
+    return false;
+  std::optional<ir::Module> m = c.buildIR();
+  if (!m || !m->lookup(func))
+    return false;
+  if (key)
+    *key = tuning::functionKey(m->lookup(func));
+  return true;
+}
+
+void Tuner::extractTask(Task &task, const ir::Func &scheduled) {
+  // Random inputs (tdsl-run's) are fine for float tensors; integer ones may be indices
+  // (nn.embedding), which random values would send out of bounds: measured in the graph.
+  for (const ir::FuncParam &p : task.unscheduled.as<ir::PrimFunc>()->inputs)
+    if (p.isTensor() && !p.buffer.dtype().isFloat())
+      return;
+  fs::path dir = work_ / "tasks";
+  fs::create_directories(dir);
+  auto write = [&](const fs::path &path, const ir::Func &f) {
+    std::ofstream os(path);
+    os << "// " << task.name << ", extracted by tdsl-tune from " << opts_.input << "\n"
+       << ir::toString(f);
+    return bool(os.flush());
+  };
+  fs::path file = dir / (task.name + ".tdsl");
+  std::string key;
+  if (!write(file, task.unscheduled) || !compilesAlone(file.string(), task.name, &key) ||
+      key != task.key)
+    return;
+  task.file = file.string();
+  if (!scheduled || ir::toString(scheduled) == ir::toString(task.unscheduled))
+    return;
+  fs::path plain = dir / (task.name + ".plain.tdsl");
+  if (write(plain, scheduled) && compilesAlone(plain.string(), task.name, nullptr))
+    task.plainFile = plain.string();
+}
+
 /// Runs `command` through /bin/sh; its exit status, or -1 when it did not exit.
 int shell(const std::string &command) {
   int status = std::system(command.c_str());
@@ -354,12 +435,15 @@ int shell(const std::string &command) {
   return WEXITSTATUS(status);
 }
 
-/// The common part of the tdsl-run command lines: file, function, -D, includes, threads.
-std::string runArgs(const TuneOptions &o, const std::string &func,
+/// The common part of the tdsl-run command lines: file, function, -D, includes, threads. A
+/// task of its own (Task::file) runs its file alone, without the -D of the tuned file.
+std::string runArgs(const TuneOptions &o, const Task &task, const std::string &file,
                     const std::function<std::string(const std::string &)> &q) {
-  std::string cmd = q(fs::absolute(o.input).string()) + " --func " + q(func);
-  for (const auto &[name, value] : o.defines.entries())
-    cmd += " -D " + q(name + "=" + std::to_string(value));
+  bool alone = !task.file.empty();
+  std::string cmd = q(fs::absolute(file).string()) + " --func " + q(alone ? task.name : o.func);
+  if (!alone)
+    for (const auto &[name, value] : o.defines.entries())
+      cmd += " -D " + q(name + "=" + std::to_string(value));
   for (const std::string &dir : o.includeDirs)
     cmd += " -I " + q(fs::absolute(dir).string());
   cmd += " --stdlib " + q(fs::absolute(o.stdlibDir).string());
@@ -369,25 +453,28 @@ std::string runArgs(const TuneOptions &o, const std::string &func,
 }
 
 bool Tuner::prepareReference(Task &task) {
-  if (!reference_.empty()) {
+  bool alone = !task.file.empty();
+  if (!alone && !reference_.empty()) {
     task.reference = reference_;
     return true;
   }
   auto q = [this](const std::string &s) { return shellQuote(s); };
-  fs::path dir = work_ / "reference";
+  fs::path dir = work_ / (alone ? "reference-" + task.name : std::string("reference"));
   fs::create_directories(dir);
   std::string cmd = "timeout -k 5 " + std::to_string(int(opts_.timeout * 4)) + " " +
-                    q(toolPath("tdsl-run")) + " " + runArgs(opts_, opts_.func, q) +
-                    " --no-schedule";
-  for (const std::string &out : outputs_)
+                    q(toolPath("tdsl-run")) + " " +
+                    runArgs(opts_, task, alone ? task.file : opts_.input, q) + " --no-schedule";
+  for (const std::string &out : outputs(task))
     cmd += " --output " + q(out + "=" + (dir / (out + ".npy")).string());
   cmd += " > " + q((dir / "log").string()) + " 2>&1";
   if (shell(cmd) != 0) {
-    std::cerr << "tdsl-tune: error: the unscheduled '" << opts_.func << "' does not run; see "
-              << (dir / "log").string() << "\n";
+    std::cerr << "tdsl-tune: error: the unscheduled '" << (alone ? task.name : opts_.func)
+              << "' does not run; see " << (dir / "log").string() << "\n";
     return false;
   }
-  task.reference = reference_ = dir.string();
+  task.reference = dir.string();
+  if (!alone)
+    reference_ = task.reference;
   return true;
 }
 
@@ -411,28 +498,35 @@ bool close(const runtime::Tensor &a, const runtime::Tensor &b, std::string &why)
   return true;
 }
 
-tuning::Record Tuner::measure(Task &task, const Candidate &c, int64_t serial) {
+tuning::Record Tuner::measure(Task &task, const Candidate *c, int64_t serial) {
   auto q = [this](const std::string &s) { return shellQuote(s); };
+  bool alone = !task.file.empty();
   tuning::Record r;
   r.func = task.name;
   r.key = task.key;
   r.target = target_;
-  r.generated = task.generated;
-  r.decisions = c.decisions;
-  r.schedule = c.schedule;
+  // The baseline (no candidate): the function's own schedule, a record of level -1 without
+  // decisions.
+  r.generated = c ? task.generated : -1;
+  if (c) {
+    r.decisions = c->decisions;
+    r.schedule = c->schedule;
+  }
   fs::path dir = work_ / ("c" + std::to_string(serial));
   fs::create_directories(dir);
   tuning::Record cand = r;
   cand.ok = true;
   std::string db = (dir / "candidate.jsonl").string();
   {
-    // The other tasks of a graph run with their best schedule so far.
     std::ofstream os(db);
-    os << tuning::toJson(cand) << "\n";
-    for (const Task &other : tasks_)
-      if (&other != &task)
-        if (const tuning::Record *b = tuning::best(records_, other.key, target_))
-          os << tuning::toJson(*b) << "\n";
+    if (c)
+      os << tuning::toJson(cand) << "\n";
+    // The other tasks of a graph measured in it run with their best schedule so far.
+    if (!alone)
+      for (const Task &other : tasks_)
+        if (&other != &task)
+          if (const tuning::Record *b = tuning::best(records_, other.key, target_))
+            os << tuning::toJson(*b) << "\n";
   }
   std::string json = (dir / "bench.json").string();
   // A candidate far slower than the best so far is cut off early: 10 times the best's
@@ -440,11 +534,13 @@ tuning::Record Tuner::measure(Task &task, const Candidate &c, int64_t serial) {
   double limit = opts_.timeout;
   if (task.best > 0)
     limit = std::min(limit, std::max(5.0, 10 * task.best * double(opts_.repeat + 2) + 3));
+  // A task of its own runs its file (its plain baseline: the file of the scheduled function).
+  std::string file = !alone ? opts_.input : c ? task.file : task.plainFile;
   std::string cmd = "timeout -k 5 " + std::to_string(int(std::ceil(limit))) + " " +
-                    q(toolPath("tdsl-run")) + " " + runArgs(opts_, opts_.func, q) +
+                    q(toolPath("tdsl-run")) + " " + runArgs(opts_, task, file, q) +
                     " --tuning-db " + q(db) + " --bench --repeat " + std::to_string(opts_.repeat) +
                     " --json " + q(json);
-  for (const std::string &out : outputs_)
+  for (const std::string &out : outputs(task))
     cmd += " --output " + q(out + "=" + (dir / (out + ".npy")).string());
   std::string log = (dir / "log").string();
   if (opts_.threads > 0)
@@ -478,7 +574,7 @@ tuning::Record Tuner::measure(Task &task, const Candidate &c, int64_t serial) {
       r.error += ": " + last;
     return r;
   }
-  for (const std::string &out : outputs_) {
+  for (const std::string &out : outputs(task)) {
     std::string error;
     std::optional<runtime::Tensor> got = runtime::readNpy((dir / (out + ".npy")).string(), error);
     std::optional<runtime::Tensor> want =
@@ -629,7 +725,11 @@ bool Tuner::writeOutput() {
     }
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.4f", b->seconds * 1e3);
-    os << "// " << t.name << ": " << buf << " ms per call (median)\n" << b->schedule;
+    os << "// " << t.name << ": " << buf << " ms per call (median)";
+    if (b->generated < 0 && b->decisions.empty() && t.generated >= 0)
+      os << ", its own schedule (no tuned one was faster): none written\n";
+    else
+      os << "\n" << b->schedule;
   }
   std::ofstream out(opts_.out);
   out << os.str();
@@ -649,27 +749,40 @@ int Tuner::run() {
     return 1;
   }
   records_.reserve(records_.size() + size_t(opts_.trials) * 2 + 16);
+  // The work folder: the candidates' files, and a graph's callees as tasks of their own.
+  if (opts_.work.empty()) {
+    std::string tmpl = (fs::temp_directory_path() / "tdsl-tune-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) {
+      std::cerr << "tdsl-tune: error: cannot make a work folder\n";
+      return 1;
+    }
+    work_ = tmpl;
+  } else {
+    work_ = fs::absolute(opts_.work);
+    fs::create_directories(work_);
+  }
+  struct RemoveWork {
+    const TuneOptions &opts;
+    const fs::path &work;
+    ~RemoveWork() {
+      std::error_code ec;
+      if (opts.work.empty())
+        fs::remove_all(work, ec);
+    }
+  } removeWork{opts_, work_};
   if (!findTasks())
     return 1;
   for (Task &t : tasks_)
     for (const tuning::Record &r : records_)
-      if (r.key == t.key && r.target == target_ && r.generated == t.generated) {
-        t.measured.insert(decisionsText(r.decisions));
-        if (r.ok && (t.best == 0 || r.seconds < t.best))
+      if (r.key == t.key && r.target == target_) {
+        bool candidate = r.generated == t.generated;
+        bool baseline = r.generated < 0 && r.decisions.empty(); // the function's own schedule
+        if (candidate)
+          t.measured.insert(decisionsText(r.decisions));
+        if ((candidate || baseline) && r.ok && (t.best == 0 || r.seconds < t.best))
           t.best = r.seconds;
       }
   if (opts_.trials > 0) {
-    if (opts_.work.empty()) {
-      std::string tmpl = (fs::temp_directory_path() / "tdsl-tune-XXXXXX").string();
-      if (!mkdtemp(tmpl.data())) {
-        std::cerr << "tdsl-tune: error: cannot make a work folder\n";
-        return 1;
-      }
-      work_ = tmpl;
-    } else {
-      work_ = fs::absolute(opts_.work);
-      fs::create_directories(work_);
-    }
     // Trials split by the tasks' FLOPs (at least one each).
     double total = 0;
     for (const Task &t : tasks_)
@@ -706,7 +819,33 @@ int Tuner::run() {
       train();
       uint64_t state = schedule::siteSeed(opts_.seed, t.key, 0);
       int64_t warmup = std::max<int64_t>(4, std::min<int64_t>(16, t.trials / 4));
-      for (int64_t n = 0; n < t.trials; ++n) {
+      int64_t n = 0;
+      // The function's own schedule first (once per database): a generated schedule must
+      // beat it to replace it.
+      bool baseline = opts_.baseline && !t.plainFile.empty() &&
+                      std::none_of(records_.begin(), records_.end(), [&](const tuning::Record &r) {
+                        return r.key == t.key && r.target == target_ && r.generated < 0 &&
+                               r.decisions.empty();
+                      });
+      if (baseline && (opts_.timeLimit <= 0 || elapsed() <= opts_.timeLimit)) {
+        tuning::Record r = measure(t, nullptr, serial++);
+        if (environmentFailed_) {
+          std::cerr << "\ntdsl-tune: error: the measurement command did not run: " << r.error
+                    << "\n";
+          return 1;
+        }
+        records_.push_back(r);
+        if (!tuning::appendRecord(opts_.db, r)) {
+          std::cerr << "\ntdsl-tune: error: cannot write the database '" << opts_.db << "'\n";
+          return 1;
+        }
+        ++trialsDone_;
+        ++n;
+        if (r.ok && (t.best == 0 || r.seconds < t.best))
+          t.best = r.seconds;
+        progress();
+      }
+      for (; n < t.trials; ++n) {
         if (opts_.timeLimit > 0 && elapsed() > opts_.timeLimit)
           break;
         std::optional<Candidate> pick;
@@ -740,7 +879,7 @@ int Tuner::run() {
         if (!pick)
           break; // the space is exhausted (or nothing compiles)
         t.measured.insert(decisionsText(pick->decisions));
-        tuning::Record r = measure(t, *pick, serial++);
+        tuning::Record r = measure(t, &*pick, serial++);
         if (environmentFailed_) {
           std::cerr << "\ntdsl-tune: error: the measurement command did not run: " << r.error
                     << "\n";
@@ -771,8 +910,6 @@ int Tuner::run() {
       }
     }
     progress(true);
-    if (opts_.work.empty())
-      fs::remove_all(work_);
   }
   for (auto &[name, b] : models_)
     if (b)
@@ -788,7 +925,7 @@ int main(int argc, char **argv) {
   desc.add_options()("trials", cl::value(), "")("time-limit", cl::value(), "")(
       "db", cl::value(), "")("output,o", cl::value(), "")("threads", cl::value(), "")(
       "runner", cl::value(), "")("repeat", cl::value(), "")("timeout", cl::value(), "")(
-      "work", cl::value(), "")("file", cl::value(), "");
+      "work", cl::value(), "")("no-baseline", "")("file", cl::value(), "");
   cl::Parsed p;
   TuneOptions opts;
   opts.self = argv[0];
@@ -826,6 +963,7 @@ int main(int argc, char **argv) {
   opts.out = p.last("output").value_or("");
   opts.runner = p.last("runner").value_or("");
   opts.work = p.last("work").value_or("");
+  opts.baseline = !p.has("no-baseline");
   if (!fs::exists(opts.input)) {
     std::cerr << "tdsl-tune: error: cannot read '" << opts.input << "'\n";
     return 1;
