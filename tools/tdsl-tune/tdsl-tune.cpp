@@ -822,11 +822,11 @@ int Tuner::run() {
       int64_t n = 0;
       // The function's own schedule first (once per database): a generated schedule must
       // beat it to replace it.
-      bool baseline = opts_.baseline && !t.plainFile.empty() &&
-                      std::none_of(records_.begin(), records_.end(), [&](const tuning::Record &r) {
-                        return r.key == t.key && r.target == target_ && r.generated < 0 &&
-                               r.decisions.empty();
-                      });
+      bool baseline =
+          opts_.baseline && !t.plainFile.empty() &&
+          std::none_of(records_.begin(), records_.end(), [&](const tuning::Record &r) {
+            return r.key == t.key && r.target == target_ && r.generated < 0 && r.decisions.empty();
+          });
       if (baseline && (opts_.timeLimit <= 0 || elapsed() <= opts_.timeLimit)) {
         tuning::Record r = measure(t, nullptr, serial++);
         if (environmentFailed_) {
