@@ -4,7 +4,7 @@ PyTorch on the same machine, in one script (docs/benchmarks.md, "End-to-end mode
 
     /usr/bin/python3 bench/models/bench_models.py [--build build] [--work DIR]
         [--models mm_relu,resnet18,mobilenet_v2,encoder] [--threads 1,2] [--rounds 10]
-        [--block 0.3] [--calls N] [--csv FILE]
+        [--block 0.3] [--calls N] [--csv FILE] [--tuning-db FILE [--tuned-threads T]]
 
 The models are those of test/Import/Inputs/torch_models.py (imported from there, not copied):
 the course's `mm_relu` (x[128, 128] · w[128, 128], relu), torchvision's ResNet-18 and
@@ -16,7 +16,9 @@ TDSL side: each model is exported to ONNX by torch_models.build(), imported with
 -O2, the weights embedded in the object as constants) and linked into a shared object
 (`g++ -shared NAME.o -lomp`), whose §10 raw entry `int32_t NAME(inputs…, outputs…)` is called
 through ctypes. PyTorch side: the same module (same seed), `torch.inference_mode()`.
-Both sides are timed the same way, call by call with time.perf_counter() in a Python loop, so
+With --tuning-db, tdslc compiles with `--tuning-db FILE` (docs/tuning.md): the records of
+tdsl-tune for this machine at T threads (--tuned-threads, default the number of cores) replace
+the plain schedules they beat. Both sides are timed the same way, call by call with time.perf_counter() in a Python loop, so
 both include a Python call's overhead (about a microsecond).
 
 Threads: each side runs in its own worker process per thread count T, started with
@@ -112,7 +114,13 @@ def prepare(name, args, tm):
     tdsl = os.path.join(work, name + ".tdsl")
     run([os.path.join(args.build, "bin", "tdsl-import"), onnx_path, "-o", tdsl, "--name", name])
     obj, lib = os.path.join(work, name + ".o"), os.path.join(work, name + ".so")
-    run([os.path.join(args.build, "bin", "tdslc"), tdsl, "--emit=obj", "-o", obj])
+    tdslc = [os.path.join(args.build, "bin", "tdslc"), tdsl, "--emit=obj", "-o", obj]
+    env = None
+    if args.tuning_db:
+        # A record applies where its target key matches: the thread count it was tuned for.
+        tdslc += ["--tuning-db", os.path.abspath(args.tuning_db)]
+        env = dict(os.environ, OMP_NUM_THREADS=str(args.tuned_threads or os.cpu_count()))
+    run(tdslc, env=env)
     run(["g++", "-shared", "-o", lib, obj, "-L" + OMP_LIBDIR, "-Wl,-rpath," + OMP_LIBDIR, "-lomp",
          "-lm", "-lpthread"])
     desc = {"name": name, "lib": lib, "inputs": [], "outputs": []}
@@ -283,6 +291,9 @@ def main():
     ap.add_argument("--block", type=float, default=0.3, help="seconds per block of calls")
     ap.add_argument("--calls", type=int, default=0, help="calls per block (0: from --block)")
     ap.add_argument("--csv", default=None)
+    ap.add_argument("--tuning-db", default=None, help="tdsl-tune's records for tdslc")
+    ap.add_argument("--tuned-threads", type=int, default=0,
+                    help="the thread count the records were tuned for (default: the cores)")
     ap.add_argument("--worker", choices=["tdsl", "torch"], help=argparse.SUPPRESS)
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",")]

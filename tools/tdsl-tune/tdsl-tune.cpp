@@ -176,6 +176,9 @@ private:
   /// Measures a candidate in a separate process: its record. Null `c`: the baseline (the
   /// function's own schedule, Task::plainFile).
   tuning::Record measure(Task &task, const Candidate *c, int64_t serial);
+  /// measure(), then the record appended to the database (a trial); nullopt after printing
+  /// the error when the measurement command did not run or the database cannot be written.
+  std::optional<tuning::Record> measureAndRecord(Task &task, const Candidate *c, int64_t serial);
   /// Writes a graph's callee `task` as a task of its own (Task::file) and, when its own
   /// schedule changed it (`scheduled`), its baseline (Task::plainFile); each file is kept only
   /// when it compiles alone (and the unscheduled one to the same key).
@@ -604,6 +607,22 @@ tuning::Record Tuner::measure(Task &task, const Candidate *c, int64_t serial) {
   return r;
 }
 
+std::optional<tuning::Record> Tuner::measureAndRecord(Task &task, const Candidate *c,
+                                                      int64_t serial) {
+  tuning::Record r = measure(task, c, serial);
+  if (environmentFailed_) {
+    std::cerr << "\ntdsl-tune: error: the measurement command did not run: " << r.error << "\n";
+    return std::nullopt;
+  }
+  records_.push_back(r);
+  if (!tuning::appendRecord(opts_.db, r)) {
+    std::cerr << "\ntdsl-tune: error: cannot write the database '" << opts_.db << "'\n";
+    return std::nullopt;
+  }
+  ++trialsDone_;
+  return r;
+}
+
 void Tuner::train() {
   auto &[xs, ys] = train_[current_->name];
   if (xs.size() < 4)
@@ -794,7 +813,16 @@ int Tuner::run() {
     }
     tasks_[0].trials += std::max<int64_t>(0, opts_.trials - given);
     int64_t serial = 0;
+    // --time-limit is split as the trials are: a task stops at its share of the limit, plus
+    // what the tasks before it left (tasks run one after the other, so without a split the
+    // first ones would take the whole limit).
+    int64_t trialsBefore = 0, allTrials = 0;
+    for (const Task &t : tasks_)
+      allTrials += t.trials;
     for (Task &t : tasks_) {
+      trialsBefore += t.trials;
+      double deadline = opts_.timeLimit * double(trialsBefore) / double(allTrials);
+      auto timeLeft = [&] { return opts_.timeLimit <= 0 || elapsed() <= deadline; };
       current_ = &t;
       if (!prepareReference(t))
         continue;
@@ -827,26 +855,18 @@ int Tuner::run() {
           std::none_of(records_.begin(), records_.end(), [&](const tuning::Record &r) {
             return r.key == t.key && r.target == target_ && r.generated < 0 && r.decisions.empty();
           });
+      // (within the whole limit only: a task of one trial has almost no share of it)
       if (baseline && (opts_.timeLimit <= 0 || elapsed() <= opts_.timeLimit)) {
-        tuning::Record r = measure(t, nullptr, serial++);
-        if (environmentFailed_) {
-          std::cerr << "\ntdsl-tune: error: the measurement command did not run: " << r.error
-                    << "\n";
+        std::optional<tuning::Record> r = measureAndRecord(t, nullptr, serial++);
+        if (!r)
           return 1;
-        }
-        records_.push_back(r);
-        if (!tuning::appendRecord(opts_.db, r)) {
-          std::cerr << "\ntdsl-tune: error: cannot write the database '" << opts_.db << "'\n";
-          return 1;
-        }
-        ++trialsDone_;
         ++n;
-        if (r.ok && (t.best == 0 || r.seconds < t.best))
-          t.best = r.seconds;
+        if (r->ok && (t.best == 0 || r->seconds < t.best))
+          t.best = r->seconds;
         progress();
       }
       for (; n < t.trials; ++n) {
-        if (opts_.timeLimit > 0 && elapsed() > opts_.timeLimit)
+        if (!timeLeft())
           break;
         std::optional<Candidate> pick;
         // Random candidates first; then the best predicted of a population mutated from the
@@ -879,18 +899,10 @@ int Tuner::run() {
         if (!pick)
           break; // the space is exhausted (or nothing compiles)
         t.measured.insert(decisionsText(pick->decisions));
-        tuning::Record r = measure(t, &*pick, serial++);
-        if (environmentFailed_) {
-          std::cerr << "\ntdsl-tune: error: the measurement command did not run: " << r.error
-                    << "\n";
+        std::optional<tuning::Record> measured = measureAndRecord(t, &*pick, serial++);
+        if (!measured)
           return 1;
-        }
-        records_.push_back(r);
-        if (!tuning::appendRecord(opts_.db, r)) {
-          std::cerr << "\ntdsl-tune: error: cannot write the database '" << opts_.db << "'\n";
-          return 1;
-        }
-        ++trialsDone_;
+        const tuning::Record &r = *measured;
         if (r.ok) {
           if (t.best == 0 || r.seconds < t.best)
             t.best = r.seconds;
