@@ -18,8 +18,9 @@ TDSL side: each model is exported to ONNX by torch_models.build(), imported with
 through ctypes. PyTorch side: the same module (same seed), `torch.inference_mode()`.
 With --tuning-db, tdslc compiles with `--tuning-db FILE` (docs/tuning.md): the records of
 tdsl-tune for this machine at T threads (--tuned-threads, default the number of cores) replace
-the plain schedules they beat. Both sides are timed the same way, call by call with time.perf_counter() in a Python loop, so
-both include a Python call's overhead (about a microsecond).
+the plain schedules they beat. Both sides are timed the same way, call by call with
+time.perf_counter() in a Python loop, so both include a Python call's overhead (about a
+microsecond).
 
 Threads: each side runs in its own worker process per thread count T, started with
 OMP_NUM_THREADS=T (the documented way for TDSL's OpenMP code, docs/benchmarks.md; libomp reads
