@@ -183,6 +183,14 @@ private:
   /// schedule changed it (`scheduled`), its baseline (Task::plainFile); each file is kept only
   /// when it compiles alone (and the unscheduled one to the same key).
   void extractTask(Task &task, const ir::Func &scheduled);
+  /// The options that compile `func` of a task's own `file` (no -D: its IR has none open).
+  DriverOptions aloneOptions(const std::string &file, const std::string &func) const {
+    DriverOptions o = opts_;
+    o.input = file;
+    o.func = func;
+    o.defines = {};
+    return o;
+  }
   /// Whether `file` compiles alone; `key`: the function key of its unscheduled `func`.
   bool compilesAlone(const std::string &file, const std::string &func, std::string *key);
   /// The outputs a task's measurement compares: its function's, or the graph's.
@@ -229,14 +237,9 @@ private:
 
 std::optional<Candidate>
 Tuner::compile(Task &task, const std::vector<schedule::Decision> *decisions, uint64_t seed) {
-  DriverOptions o = opts_;
+  DriverOptions o = task.file.empty() ? opts_ : aloneOptions(task.file, task.name);
   o.seed = seed;
   o.tuningDb.clear();
-  if (!task.file.empty()) {
-    o.input = task.file;
-    o.func = task.name;
-    o.defines = {};
-  }
   std::ostringstream sink;
   Compilation c(o, sink);
   c.sampling().seed = seed;
@@ -385,10 +388,7 @@ bool Tuner::findTasks() {
 }
 
 bool Tuner::compilesAlone(const std::string &file, const std::string &func, std::string *key) {
-  DriverOptions o = opts_;
-  o.input = file;
-  o.func = func;
-  o.defines = {};
+  DriverOptions o = aloneOptions(file, func);
   o.tuningDb.clear();
   o.noSchedule = true;
   std::ostringstream sink;
