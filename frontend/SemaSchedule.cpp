@@ -263,10 +263,14 @@ buildSchedules(const std::vector<ast::Module *> &modules,
             sema::sharedAllocs(f->body, diags);
         }
   // (function, target) → the schedule that applies; later sources replace earlier ones.
-  std::map<std::pair<std::string, std::string>, std::pair<const ast::ScheduleDecl *, std::string>>
-      chosen;
+  struct Chosen {
+    const ast::ScheduleDecl *decl = nullptr;
+    std::string fn;
+    bool imported = false;
+  };
+  std::map<std::pair<std::string, std::string>, Chosen> chosen;
   std::vector<std::pair<std::string, std::string>> order;
-  auto consider = [&](const ast::Module &m, const std::string &prefix) {
+  auto consider = [&](const ast::Module &m, const std::string &prefix, bool imported) {
     for (const ast::ItemPtr &item : m.items) {
       auto *s = item->as<ast::ScheduleDecl>();
       if (!s || (!s->resolved && !s->deferred))
@@ -278,22 +282,22 @@ buildSchedules(const std::vector<ast::Module *> &modules,
       auto key = std::make_pair(fn, t);
       if (!chosen.count(key))
         order.push_back(key);
-      chosen[key] = {s, fn};
+      chosen[key] = {s, fn, imported};
     }
   };
   for (size_t i = modules.size(); i-- > 1;)
-    consider(*modules[i], modules[i]->name + ".");
+    consider(*modules[i], modules[i]->name + ".", true);
   if (!modules.empty())
-    consider(*modules[0], "");
+    consider(*modules[0], "", false);
   for (const ast::Module *f : scheduleFiles)
-    consider(*f, "");
+    consider(*f, "", false);
 
   std::vector<ir::ScheduleScript> out;
   for (const auto &key : order) {
     // The targeted schedule wins over the untargeted one for its target.
     if (key.second.empty() && chosen.count({key.first, target}))
       continue;
-    auto [decl, fn] = chosen[key];
+    auto [decl, fn, imported] = chosen[key];
     // The built-in `simd_lanes` (32-bit lanes of the target's vector registers) is in scope in
     // parameter defaults and statements; a parameter of that name hides it, -D sets it.
     std::map<std::string, int64_t> params;
@@ -336,6 +340,7 @@ buildSchedules(const std::vector<ast::Module *> &modules,
     script.target = key.second;
     script.loc = decl->deferred ? decl->func.range.begin : sema::locOf(*decl);
     script.deferred = decl->deferred;
+    script.imported = imported;
     script.constants = constants;
     sema::ScriptBuilder b(params, constants, diags);
     for (const ast::SchedStmt &st : decl->body) {

@@ -357,21 +357,37 @@ bool Pipeline::Run::schedule() {
   // whose scripts they take: the generic function of an instance (nn.conv2d_packed, which
   // graph.pack-weights calls in place of nn.conv2d), the producer of a fused function. Without
   // them `--func GRAPH` (tdsl-run, tdsl-tune's measurements) ran such callees unscheduled.
-  if (!opts.func.empty()) {
-    for (const std::string &fn : reachableFrom(module, {opts.func}))
-      compiled.insert(fn);
+  auto withScriptSources = [&](std::set<std::string> reached) {
     for (bool grew = true; grew;) {
       grew = false;
       for (const std::vector<graph::DerivedFunc> *made : {&instances, &fused})
         for (const graph::DerivedFunc &d : *made)
-          if (!d.scheduleFrom.empty() && compiled.count(d.name))
-            grew = compiled.insert(d.scheduleFrom).second || grew;
+          if (!d.scheduleFrom.empty() && reached.count(d.name))
+            grew = reached.insert(d.scheduleFrom).second || grew;
     }
+    return reached;
+  };
+  if (!opts.func.empty())
+    compiled = withScriptSources(reachableFrom(module, {opts.func}));
+  // Without --func, the scripts of imported modules apply to the imported functions the file's
+  // own items reach (a file that imports "nn" and calls nn.relu does not schedule the other
+  // forty); scripts written in the file or a --schedule file always apply.
+  std::set<std::string> ownReach;
+  if (opts.func.empty()) {
+    std::vector<std::string> own;
+    for (const ir::Func &f : module.functions())
+      if (graph::isOwnName(f.name()))
+        own.push_back(f.name());
+    ownReach = withScriptSources(reachableFrom(module, own));
   }
   // The schedules of functions --func does not compile are not applied: they may need constants
   // only -D for that function would give.
   scripts.erase(std::remove_if(scripts.begin(), scripts.end(),
-                               [&](const ir::ScheduleScript &s) { return !takesParams(s.func); }),
+                               [&](const ir::ScheduleScript &s) {
+                                 if (!opts.func.empty())
+                                   return !takesParams(s.func);
+                                 return s.imported && !ownReach.count(s.func);
+                               }),
                 scripts.end());
   // An instance is scheduled by its generic function's script.
   graph::addInstanceScripts(scripts, instances);

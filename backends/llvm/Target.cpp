@@ -20,6 +20,7 @@
 #include <llvm/TargetParser/Triple.h>
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 
 namespace tdsl::llvmgen {
@@ -152,7 +153,9 @@ char vectorMathIsa(const llvm::TargetMachine &machine) {
   return 'b';
 }
 
-int simdLanes32(const TargetOptions &options) {
+namespace {
+
+int hostLanes32(const TargetOptions &options) {
   std::string error;
   std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(options, error);
   if (!machine)
@@ -166,6 +169,20 @@ int simdLanes32(const TargetOptions &options) {
       return 8;
   }
   return 4;
+}
+
+} // namespace
+
+int simdLanes32(const TargetOptions &options) {
+  // Every compilation asks (the built-in `simd_lanes`); a TargetMachine and the host's features
+  // cost more than a small file's whole compile, so the answer is kept per CPU and features.
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, std::string>, int> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, fresh] = known.try_emplace({options.mcpu, options.mattr}, 0);
+  if (fresh)
+    it->second = hostLanes32(options);
+  return it->second;
 }
 
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
