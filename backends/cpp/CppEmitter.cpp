@@ -632,7 +632,21 @@ std::string FunctionEmitter::vexpr(const Expr &e) {
   case ExprKind::BufferLoad: {
     const auto *op = e.as<BufferLoad>();
     const auto *ramp = op->indices[0].as<Ramp>();
-    TDSL_IR_CHECK(ramp && isConstInt(ramp->stride, 1), "vector loads are contiguous");
+    TDSL_IR_CHECK(ramp, "a vector load has a ramp index");
+    if (!isConstInt(ramp->stride, 1)) {
+      // A strided load (lower.vectorize: a small constant stride): its lanes one by one, which
+      // the C++ compiler turns into loads and shuffles.
+      std::optional<int64_t> s = asConstInt(ramp->stride);
+      TDSL_IR_CHECK(s && !vectorArrays_.count(op->buffer.get()),
+                    "a strided vector load has a constant stride");
+      std::string b = "tdsl_i" + std::to_string(temps_++);
+      line("const int64_t " + b + " = " + stripParens(expr(ramp->base)) + ";");
+      std::string init = " = {";
+      for (int i = 0; i < t.lanes(); ++i)
+        init += (i ? ", " : "") + names_(op->buffer) + "[" + b +
+                (i ? " + " + std::to_string(i * *s) : "") + "]";
+      return vtemp(t, init + "}");
+    }
     if (auto it = vectorArrays_.find(op->buffer.get()); it != vectorArrays_.end())
       return vtemp(t, " = " + names_(op->buffer) + "[" +
                           stripParens(expr(*divideExact(ramp->base, it->second))) + "]");

@@ -831,10 +831,33 @@ llvm::Value *FunctionEmitter::address(const Buffer &buffer, const Expr &index, b
 llvm::Value *FunctionEmitter::load(const BufferLoad *op) {
   TDSL_IR_CHECK(op->indices.size() == 1, "the LLVM backend takes flattened buffers");
   DType t = op->type;
-  bool contiguous = false;
-  Value *addr = address(op->buffer, op->indices[0], contiguous);
   llvm::Align align(static_cast<uint64_t>(op->buffer.dtype().storageBytes()));
   llvm::Type *type = state.storageType(t);
+  // ramp(b, s, L) with a small constant stride s (lower.vectorize makes them, s <= 4): one
+  // masked load of the (L - 1)·s + 1 elements from b (the lanes past them are masked off, so
+  // nothing beyond the last element read is touched), then every s-th lane. A gather costs
+  // a load per lane (and far more than that on AMD's cores).
+  if (const auto *ramp = op->indices[0].as<Ramp>(); ramp && t.isVector()) {
+    std::optional<int64_t> s = asConstInt(ramp->stride);
+    if (s && *s >= 2 && *s <= 4) {
+      bool unused = false;
+      Value *base = address(op->buffer, ramp->base, unused);
+      unsigned lanes = t.lanes(), step = static_cast<unsigned>(*s);
+      unsigned span = (lanes - 1) * step + 1;
+      auto *wide = llvm::FixedVectorType::get(type->getScalarType(), lanes * step);
+      std::vector<llvm::Constant *> mask;
+      for (unsigned i = 0; i < lanes * step; ++i)
+        mask.push_back(builder.getInt1(i < span));
+      Value *all = builder.CreateMaskedLoad(wide, base, align, llvm::ConstantVector::get(mask),
+                                            llvm::PoisonValue::get(wide));
+      std::vector<int> pick;
+      for (unsigned i = 0; i < lanes; ++i)
+        pick.push_back(static_cast<int>(i * step));
+      return fromStorage(builder.CreateShuffleVector(all, pick), t);
+    }
+  }
+  bool contiguous = false;
+  Value *addr = address(op->buffer, op->indices[0], contiguous);
   Value *stored = nullptr;
   if (!t.isVector() || contiguous)
     stored = builder.CreateAlignedLoad(type, addr, align);

@@ -17,6 +17,9 @@ namespace {
 
 bool vectorElement(DType t) { return t == DType::f32() || t == DType::f64(); }
 
+/// The most elements apart that consecutive lanes of a vectorized load may be.
+constexpr int64_t kMaxLoadStride = 4;
+
 /// Rewrites the body of one loop; `failed` is set when some part has no vector form.
 class LoopVectorizer {
 public:
@@ -27,7 +30,7 @@ public:
   Stmt store(const BufferStore *op) {
     if (!vectorElement(op->buffer.dtype()) || op->indices.size() != 1)
       return fail();
-    Expr index = rampIndex(op->indices[0], /*allowInvariant=*/false);
+    Expr index = rampIndex(op->indices[0], /*maxStride=*/1);
     Expr value = vec(op->value);
     if (failed)
       return Stmt();
@@ -44,13 +47,13 @@ private:
     return Expr();
   }
 
-  /// `ramp(index at min, 1, L)` for an index with coefficient 1.
-  Expr rampIndex(const Expr &index, bool allowInvariant) {
+  /// `ramp(index at min, c, L)` for an index whose coefficient c is in 1..maxStride.
+  Expr rampIndex(const Expr &index, int64_t maxStride) {
     std::optional<int64_t> c = coefficientOf(index, v_);
-    if (!c || (*c != 1 && !(allowInvariant && *c == 0)) || index.dtype() != DType::i64())
+    if (!c || *c < 1 || *c > maxStride || index.dtype() != DType::i64())
       return failExpr();
     Expr base = simplify(substitute(index, {{v_, loop_->min}}));
-    return Ramp::make(base, intImm(1), lanes_, index->loc);
+    return Ramp::make(base, intImm(*c), lanes_, index->loc);
   }
 
   Expr vec(const Expr &e) {
@@ -68,7 +71,10 @@ private:
       const auto *op = e.as<BufferLoad>();
       if (op->indices.size() != 1)
         return failExpr();
-      Expr index = rampIndex(op->indices[0], false);
+      // A load may step by up to kMaxLoadStride elements a lane (a stride-2 pooling window's
+      // columns): the backends read the (L - 1)·c + 1 elements it spans at once and keep every
+      // c-th (LLVM otherwise gathered them lane by lane, slow on AMD's cores).
+      Expr index = rampIndex(op->indices[0], kMaxLoadStride);
       if (failed)
         return Expr();
       return BufferLoad::make(op->buffer, {index}, op->loc);

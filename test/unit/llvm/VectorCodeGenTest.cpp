@@ -84,34 +84,43 @@ TEST(VectorCodeGen, ContiguousLoadsAndStores) {
 }
 
 // A 4 x 4 transpose: B[i + 4l] = A[4i + l], a contiguous load and a scatter of stride 4; then
-// C[l] = A[4l + 1], a gather.
+// C[l] = A[4l + 3], a load of stride 4 (one masked load of the 13 elements it spans, the lanes
+// past them masked off, and a shuffle: it ends at A's last element), and D[l] = A[5l], a
+// gather (strides above 4).
 TEST(VectorCodeGen, GatherAndScatter) {
   Buffer a("A", DType::i32(), {i64(16)}, BufferRole::Input);
   Buffer b("B", DType::i32(), {i64(16)}, BufferRole::Output);
   Buffer c("C", DType::i32(), {i64(4)}, BufferRole::Output);
+  Buffer d("D", DType::i32(), {i64(4)}, BufferRole::Output);
   Var i("i");
   Stmt transpose =
       For::make(i, i64(0), i64(4), ForKind::Serial,
                 BufferStore::make(b, BufferLoad::make(a, {Ramp::make(Expr(i) * 4, i64(1), 4)}),
                                   {Ramp::make(Expr(i), i64(4), 4)}));
-  Stmt gather = BufferStore::make(c, BufferLoad::make(a, {Ramp::make(i64(1), i64(4), 4)}),
+  Stmt strided = BufferStore::make(c, BufferLoad::make(a, {Ramp::make(i64(3), i64(4), 4)}),
+                                   {Ramp::make(i64(0), i64(1), 4)});
+  Stmt gather = BufferStore::make(d, BufferLoad::make(a, {Ramp::make(i64(0), i64(5), 4)}),
                                   {Ramp::make(i64(0), i64(1), 4)});
-  Func f = PrimFunc::make("vtranspose", {}, {FuncParam::tensor(a)}, {b, c}, {}, {},
-                          seq({transpose, gather}));
+  Func f = PrimFunc::make("vtranspose", {}, {FuncParam::tensor(a)}, {b, c, d}, {}, {},
+                          seq({transpose, strided, gather}));
 
   std::string ir = irOf(f);
   EXPECT_NE(ir.find("llvm.masked.scatter.v4i32"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("llvm.masked.load.v16i32"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("<4 x i32> <i32 0, i32 4, i32 8, i32 12>"), std::string::npos) << ir;
   EXPECT_NE(ir.find("llvm.masked.gather.v4i32"), std::string::npos) << ir;
 
-  std::vector<int32_t> in(16), out(16, 0), column(4, 0);
+  std::vector<int32_t> in(16), out(16, 0), column(4, 0), fifth(4, 0);
   for (int k = 0; k < 16; ++k)
     in[k] = k * 10;
-  ASSERT_EQ(runJit(f, {in.data(), out.data(), column.data()}), 0);
+  ASSERT_EQ(runJit(f, {in.data(), out.data(), column.data(), fifth.data()}), 0);
   for (int r = 0; r < 4; ++r)
     for (int l = 0; l < 4; ++l)
       EXPECT_EQ(out[r + 4 * l], in[4 * r + l]);
-  for (int l = 0; l < 4; ++l)
-    EXPECT_EQ(column[l], in[4 * l + 1]);
+  for (int l = 0; l < 4; ++l) {
+    EXPECT_EQ(column[l], in[4 * l + 3]);
+    EXPECT_EQ(fifth[l], in[5 * l]);
+  }
 }
 
 // Lanes of every kind: Q = X / -3 (floor), M = X < 0 (bool bytes), H = f16(f32(X) / 3).
