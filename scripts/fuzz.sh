@@ -58,13 +58,16 @@ opts=(-max_total_time="$seconds" -timeout=120 -rss_limit_mb=2560 -print_final_st
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:malloc_context_size=2}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 status=0
+start=$(date +%s)
 nice -n 19 "$build/bin/tdsl-fuzz-$harness" "${opts[@]}" "$@" "$out/work/$harness" \
   "$out/corpus/$harness" >"$log" 2>&1 || status=$?
+# The time it ran (less than SECONDS when interrupted, e.g. by Ctrl-C or a finding).
+elapsed=$(($(date +%s) - start))
 # The figures: the last status line (#N ... exec/s: R) or the final stats.
 execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
 [ -n "$execs" ] || execs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#' || true)
 rate=$(grep -o 'exec/s:\? [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
 # slow-unit-* files are inputs over -report_slow_units (10 s), kept for a look, not findings.
 findings=$(find "$out/artifacts/$harness" -type f ! -name 'slow-unit-*' | wc -l)
-echo "fuzz: $harness: ${execs:-?} executions in ${seconds} s (${rate:-?} exec/s), $findings finding(s) in $out/artifacts/$harness (log: $log, exit $status)"
+echo "fuzz: $harness: ${execs:-?} executions in ${elapsed} s (${rate:-?} exec/s), $findings finding(s) in $out/artifacts/$harness (log: $log, exit $status)"
 [ "$findings" -eq 0 ] && [ "$status" -eq 0 ]
