@@ -368,7 +368,8 @@ bool Pipeline::Run::schedule() {
     return reached;
   };
   if (!opts.func.empty())
-    compiled = withScriptSources(reachableFrom(module, {opts.func}));
+    for (const std::string &fn : withScriptSources(reachableFrom(module, {opts.func})))
+      compiled.insert(fn);
   // Without --func, the scripts of imported modules apply to the imported functions the file's
   // own items reach (a file that imports "nn" and calls nn.relu does not schedule the other
   // forty); scripts written in the file or a --schedule file always apply.
