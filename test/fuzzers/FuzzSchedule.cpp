@@ -207,6 +207,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
               << ir::toString(state.func()) << "\n";
     std::abort();
   };
+  // TDSL_FUZZ_PRINT=1 (with tdsl-fuzz-replay): the function and its script, before they run.
+  if (std::getenv("TDSL_FUZZ_PRINT"))
+    std::cerr << "schedule " << entry.func.name() << " { " << script << " }\n";
   // The results.
   ir::Module scheduled = fx.module;
   scheduled.replace(state.func());
