@@ -54,7 +54,8 @@ struct ScheduleScript {
   /// make); `loc` is then the function's name. Unknown after the graph passes: an error.
   bool deferred = false;
   /// Written in an imported module (not the main file or a --schedule file): applied only when
-  /// the compiled items reach its function (spec §9: what is not compiled is not scheduled).
+  /// the compiled items reach its function (what is not compiled is not scheduled;
+  /// docs/decisions.md, "Which imported schedules apply").
   bool imported = false;
   /// The parameters named like a generic constant of the function (`(WT = 7)` of
   /// `f<…, WT: i64>`): their defaults, replaced by an instance's values when the script is given

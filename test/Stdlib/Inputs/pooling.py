@@ -18,8 +18,9 @@ for tag, shape, k, s, p in (("k2s2p0", (2, 3, 8, 8), 2, 2, 0),
                             ("k3s1p1", (1, 2, 7, 13), 3, 1, 1),
                             ("k3s2p1", (2, 2, 9, 7), 3, 2, 1),
                             ("k2s2p1_neg", (1, 2, 5, 6), 2, 2, 1),
-                            # 19 output columns: two whole 8-lane vectors of stride-2 loads
-                            # (lower.vectorize's strided ramps), the left padding, a 3-lane tail
+                            # 19 output columns: a vector with the left padding, a whole
+                            # 8-lane vector of stride-2 loads (lower.vectorize's strided
+                            # ramps), a 3-lane tail with the right padding
                             ("k3s2p1_wide", (1, 3, 9, 37), 3, 2, 1)):
     lo, hi = (-3.0, -1.0) if tag.endswith("neg") else (-1.0, 1.0)
     x = uniform(shape, 1, lo, hi)
