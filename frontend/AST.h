@@ -394,6 +394,12 @@ struct Module {
   const ConstDecl *findConst(const std::string &name) const;
 };
 
+/// A deep copy of `m` with every location moved to file `fileId` of another SourceManager (a
+/// parsed file reused: the module loader's cache of imported files). What the module loader and
+/// name resolution set later (`resolved`, `resolvedPath`, `scheduleHost`) is not copied: copy a
+/// module as the parser made it.
+std::unique_ptr<Module> cloneModule(const Module &m, uint32_t fileId);
+
 /// The name an item declares: a callable's or a constant's (empty for imports and schedules).
 const std::string &declaredName(const Item &item);
 

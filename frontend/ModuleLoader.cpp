@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
+#include <mutex>
 
 namespace fs = std::filesystem;
 
@@ -44,6 +46,52 @@ static bool isFile(const fs::path &p) {
   return fs::is_regular_file(p, ec);
 }
 
+namespace {
+
+/// Imported files this process has parsed, by path and text, as the parser made them: the
+/// standard library is parsed once per process rather than once per compilation (the language
+/// server's, tdsl-tune's and the fuzz harnesses' compilations). Only a file parsed without a
+/// diagnostic is kept; a hit is copied (ast::cloneModule), since the loader and name resolution
+/// write into the module they are given.
+class ParsedImports {
+public:
+  std::unique_ptr<ast::Module> parse(const SourceManager &sm, uint32_t file,
+                                     DiagnosticEngine &diags) {
+    const std::string &path = sm.path(file), &text = sm.text(file);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (const Entry &e : entries_)
+        if (e.path == path && e.text == text)
+          return ast::cloneModule(*e.module, file);
+    }
+    unsigned errors = diags.errorCount(), warnings = diags.warningCount();
+    std::unique_ptr<ast::Module> m = parseModule(sm, file, diags);
+    if (m && diags.errorCount() == errors && diags.warningCount() == warnings) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (entries_.size() == kCapacity)
+        entries_.pop_front();
+      entries_.push_back({path, text, ast::cloneModule(*m, file)});
+    }
+    return m;
+  }
+
+private:
+  struct Entry {
+    std::string path, text;
+    std::unique_ptr<ast::Module> module;
+  };
+  static constexpr size_t kCapacity = 16; // the standard library and a few files of the user
+  std::mutex mutex_;
+  std::deque<Entry> entries_;
+};
+
+ParsedImports &parsedImports() {
+  static ParsedImports *cache = new ParsedImports; // never destroyed: used until exit
+  return *cache;
+}
+
+} // namespace
+
 ast::Module *ModuleLoader::loadMain(const std::string &path, const std::string *text) {
   ast::Module *m = load(path, canonicalKey(path), text, nullptr);
   return m;
@@ -69,7 +117,8 @@ ast::Module *ModuleLoader::load(const std::string &displayPath, const std::strin
   // Diagnostics in an imported file are preceded by the import stack ("In file imported from").
   if (from)
     sm_.setImportedFrom(file, from->pathRange.begin);
-  std::unique_ptr<ast::Module> module = parseModule(sm_, file, diags_);
+  std::unique_ptr<ast::Module> module =
+      from ? parsedImports().parse(sm_, file, diags_) : parseModule(sm_, file, diags_);
   if (!module)
     return nullptr;
   module->name = fs::path(displayPath).stem().string();

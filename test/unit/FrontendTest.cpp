@@ -1,16 +1,23 @@
 //===- test/unit/FrontendTest.cpp -------------------------------------------------------------===//
 //
-// Unit tests of the frontend: parsing into the AST, diagnostics format, imports.
+// Unit tests of the frontend: parsing into the AST, diagnostics format, imports and the cache of
+// parsed imported files.
 
 #include "frontend/ASTPrinter.h"
 #include "frontend/Parser.h"
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
+#include "frontend/ModuleLoader.h"
+#include "ir/IRPrinter.h"
 #include "tools/driver/Driver.h"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
+
+#include <unistd.h>
 
 using namespace tdsl;
 
@@ -166,4 +173,118 @@ TEST(Driver, BadOptionsExitTwo) {
   EXPECT_EQ(o3.depFile, "x.d");
   ASSERT_EQ(o3.defines.entries().size(), 1u);
   EXPECT_EQ(o3.defines.entries()[0].second, 4);
+}
+
+namespace {
+
+/// Compiles `path` in-process to IR: the printed module (imported functions included) and the
+/// diagnostics.
+std::pair<std::string, std::string> compileToIR(const std::string &path) {
+  DriverOptions opts;
+  opts.input = path;
+  opts.emit = EmitKind::IR;
+  opts.stdlibDir = defaultStdlibDir();
+  opts.errorLimit = 0;
+  std::ostringstream err;
+  Compilation c(opts, err);
+  std::string ir;
+  if (c.parse())
+    if (std::optional<ir::Module> m = c.buildIR())
+      ir = ir::toString(*m);
+  c.diags().flush();
+  return {ir, err.str()};
+}
+
+void writeFile(const std::filesystem::path &p, const std::string &text) {
+  std::ofstream(p) << text;
+}
+
+} // namespace
+
+// cloneModule (the module loader's cache of imported files) copies every node: the dump of a
+// copy is the dump of the original, for each module of the standard library.
+TEST(AST, CloneOfEachStdlibModuleDumpsTheSame) {
+  int modules = 0;
+  for (const auto &entry : std::filesystem::directory_iterator(defaultStdlibDir())) {
+    if (entry.path().extension() != ".tdsl")
+      continue;
+    ++modules;
+    SourceManager sm;
+    std::string error;
+    std::optional<uint32_t> file = sm.addFile(entry.path().string(), error);
+    ASSERT_TRUE(file) << error;
+    std::ostringstream errs;
+    DiagnosticEngine diags(sm, errs);
+    std::unique_ptr<ast::Module> m = parseModule(sm, *file, diags);
+    ASSERT_TRUE(m) << errs.str();
+    std::unique_ptr<ast::Module> copy = ast::cloneModule(*m, *file + 7);
+    EXPECT_EQ(copy->fileId, *file + 7);
+    EXPECT_EQ(copy->path, m->path);
+    std::ostringstream a, b;
+    dumpAST(*m, a);
+    dumpAST(*copy, b);
+    EXPECT_EQ(a.str(), b.str()) << entry.path();
+    EXPECT_GT(a.str().size(), 1000u) << entry.path();
+  }
+  EXPECT_GE(modules, 1);
+}
+
+// A file imported again in the same process comes from the cache: the same IR and the same
+// diagnostics (locations inside the imported file, its import stack, the caret's range) as the
+// first time; an imported file whose text changed is parsed again.
+TEST(ModuleLoader, ImportsParsedOnceGiveTheSameResults) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("tdsl-import-cache-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string lib = "func twice(X: f32[2, 8]) -> (Y: f32[2, 8]) {\n"
+                    "  block Y(i: spatial 2, j: spatial 8) { Y[i, j] = X[i, j] * 2.0; }\n"
+                    "}\n"
+                    "func shifted<S: i64>(X: f32[8]) -> (Y: f32[8]) {\n"
+                    "  block Y(i: spatial 8) { Y[i] = X[i + S]; }\n"
+                    "}\n"
+                    "schedule twice { i, j = loops(Y); jo, ji = split(j, [2, 4]); }\n";
+  writeFile(dir / "lib.tdsl", lib);
+  writeFile(dir / "good.tdsl", "import \"lib.tdsl\";\n"
+                               "import \"nn\";\n"
+                               "graph g(x: f32[2, 8]) -> f32[2, 8] {\n"
+                               "  dataflow {\n"
+                               "    a = call lib.twice(x) -> f32[2, 8];\n"
+                               "    b = call nn.relu(a) -> f32[2, 8];\n"
+                               "    output b;\n"
+                               "  }\n"
+                               "  return b;\n"
+                               "}\n");
+  writeFile(dir / "bad.tdsl", "import \"lib.tdsl\";\n"
+                              "graph g(x: f32[8]) -> f32[8] {\n"
+                              "  dataflow {\n"
+                              "    a = call lib.shifted<1>(x) -> f32[8];\n"
+                              "    output a;\n"
+                              "  }\n"
+                              "  return a;\n"
+                              "}\n");
+  auto [ir1, err1] = compileToIR((dir / "good.tdsl").string());
+  auto [ir2, err2] = compileToIR((dir / "good.tdsl").string());
+  EXPECT_EQ(err1, "");
+  EXPECT_NE(ir1.find("for j_1 in 0..4"), std::string::npos) << ir1; // the split, applied
+  EXPECT_NE(ir1.find("call fused_twice_relu"), std::string::npos) << ir1;
+  EXPECT_EQ(ir1, ir2);
+  EXPECT_EQ(err1, err2);
+
+  auto [badIr1, bad1] = compileToIR((dir / "bad.tdsl").string());
+  auto [badIr2, bad2] = compileToIR((dir / "bad.tdsl").string());
+  EXPECT_EQ(badIr1, "");
+  EXPECT_NE(bad1.find("lib.tdsl:5:34: error: out-of-bounds access to 'X'"), std::string::npos)
+      << bad1;
+  EXPECT_NE(bad1.find("bad.tdsl:1:8"), std::string::npos) << bad1; // the import stack
+  EXPECT_EQ(bad1, bad2);
+
+  // The library changes between compilations: the new text is parsed.
+  std::string changed = lib;
+  changed.replace(changed.find("* 2.0"), 5, "* 3.0");
+  writeFile(dir / "lib.tdsl", changed);
+  auto [ir3, err3] = compileToIR((dir / "good.tdsl").string());
+  EXPECT_EQ(err3, "");
+  EXPECT_NE(ir3.find("* 3.0"), std::string::npos) << ir3;
+  EXPECT_EQ(ir3.find("* 2.0"), std::string::npos) << ir3;
+  fs::remove_all(dir);
 }
