@@ -93,24 +93,133 @@ std::string elementCount(const std::vector<Expr> &shape) {
   return n == 1 ? symbolic : symbolic + " * " + std::to_string(n);
 }
 
-/// False only when two shapes provably differ in element count: their constant factors differ
-/// once the symbolic dimensions they share are cancelled and none is left.
+/// A polynomial over the shape variables with integer coefficients: a monomial (the sorted
+/// names of its factors) to its coefficient. A dimension that is not a sum, difference or
+/// product (`H / 2`, `min(…)`) is one opaque factor, named by its printed form.
+using Monomial = std::vector<std::string>;
+using Poly = std::map<Monomial, int64_t>;
+
+std::optional<Poly> polyAdd(const Poly &a, const Poly &b, int64_t sign) {
+  Poly out = a;
+  for (const auto &[m, c] : b) {
+    std::optional<int64_t> term = checkedMul(c, sign);
+    std::optional<int64_t> sum = term ? checkedAdd(out[m], *term) : std::nullopt;
+    if (!sum)
+      return std::nullopt;
+    if (*sum == 0)
+      out.erase(m);
+    else
+      out[m] = *sum;
+  }
+  return out;
+}
+
+std::optional<Poly> polyMul(const Poly &a, const Poly &b) {
+  Poly out;
+  for (const auto &[ma, ca] : a)
+    for (const auto &[mb, cb] : b) {
+      Monomial m = ma;
+      m.insert(m.end(), mb.begin(), mb.end());
+      std::sort(m.begin(), m.end());
+      std::optional<int64_t> c = checkedMul(ca, cb);
+      std::optional<Poly> sum = c ? polyAdd(out, Poly{{m, *c}}, 1) : std::nullopt;
+      if (!sum)
+        return std::nullopt;
+      out = std::move(*sum);
+    }
+  return out;
+}
+
+/// `e` as a polynomial; nullopt when a coefficient overflows i64.
+std::optional<Poly> polyOf(const Expr &e) {
+  if (auto c = asConstInt(e))
+    return *c == 0 ? Poly{} : Poly{{Monomial{}, *c}};
+  if (auto *v = e.as<VarRef>())
+    return Poly{{Monomial{v->var.name()}, 1}};
+  if (auto *n = e.as<Neg>()) {
+    std::optional<Poly> a = polyOf(n->a);
+    return a ? polyAdd(Poly{}, *a, -1) : std::nullopt;
+  }
+  auto both = [&](const Expr &x, const Expr &y) -> std::optional<std::pair<Poly, Poly>> {
+    std::optional<Poly> a = polyOf(x), b = polyOf(y);
+    if (!a || !b)
+      return std::nullopt;
+    return std::make_pair(std::move(*a), std::move(*b));
+  };
+  if (auto *x = e.as<Add>()) {
+    auto ab = both(x->a, x->b);
+    return ab ? polyAdd(ab->first, ab->second, 1) : std::nullopt;
+  }
+  if (auto *x = e.as<Sub>()) {
+    auto ab = both(x->a, x->b);
+    return ab ? polyAdd(ab->first, ab->second, -1) : std::nullopt;
+  }
+  if (auto *x = e.as<Mul>()) {
+    auto ab = both(x->a, x->b);
+    return ab ? polyMul(ab->first, ab->second) : std::nullopt;
+  }
+  // `/`, `%`, min and max of constants (`8 / 2`) are constants.
+  auto constant = [](const Poly &p) -> std::optional<int64_t> {
+    if (p.empty())
+      return 0;
+    if (p.size() == 1 && p.begin()->first.empty())
+      return p.begin()->second;
+    return std::nullopt;
+  };
+  auto folded = [&](const Expr &x, const Expr &y, auto op) -> std::optional<Poly> {
+    auto ab = both(x, y);
+    std::optional<int64_t> a = ab ? constant(ab->first) : std::nullopt;
+    std::optional<int64_t> b = ab ? constant(ab->second) : std::nullopt;
+    if (!a || !b)
+      return std::nullopt;
+    std::optional<int64_t> v = op(*a, *b);
+    if (!v)
+      return std::nullopt;
+    return *v == 0 ? Poly{} : Poly{{Monomial{}, *v}};
+  };
+  std::optional<Poly> c;
+  if (auto *x = e.as<Div>())
+    c = folded(x->a, x->b, [](int64_t a, int64_t b) {
+      return b == 0 || (a == INT64_MIN && b == -1) ? std::nullopt
+                                                   : std::optional<int64_t>(floorDiv(a, b));
+    });
+  else if (auto *x = e.as<Mod>())
+    c = folded(x->a, x->b, [](int64_t a, int64_t b) {
+      return b == 0 || b == -1 ? std::nullopt : std::optional<int64_t>(floorMod(a, b));
+    });
+  else if (auto *x = e.as<Min>())
+    c = folded(x->a, x->b, [](int64_t a, int64_t b) { return std::optional<int64_t>(std::min(a, b)); });
+  else if (auto *x = e.as<Max>())
+    c = folded(x->a, x->b, [](int64_t a, int64_t b) { return std::optional<int64_t>(std::max(a, b)); });
+  if (c)
+    return c;
+  return Poly{{Monomial{"(" + toString(e) + ")"}, 1}};
+}
+
+/// The element count of `shape` as a polynomial; nullopt on overflow.
+std::optional<Poly> elementPoly(const std::vector<Expr> &shape) {
+  Poly n{{Monomial{}, 1}};
+  for (const Expr &d : shape) {
+    std::optional<Poly> pd = polyOf(d);
+    std::optional<Poly> p = pd ? polyMul(n, *pd) : std::nullopt;
+    if (!p)
+      return std::nullopt;
+    n = std::move(*p);
+  }
+  return n;
+}
+
+/// True when two shapes have the same element count for every value of their shape variables:
+/// their element counts are the same polynomial (`[B, 6]` and `[B * 2, 3]`, not `[B * 1, 3]`).
 bool sameElementCount(const std::vector<Expr> &a, const std::vector<Expr> &b) {
-  int64_t na = 1, nb = 1;
-  std::multiset<std::string> sa, sb;
-  for (const Expr &d : a) {
-    if (auto c = asConstInt(d))
-      na = checkedMul(na, *c).value_or(0);
-    else
-      sa.insert(toString(d));
-  }
-  for (const Expr &d : b) {
-    if (auto c = asConstInt(d))
-      nb = checkedMul(nb, *c).value_or(0);
-    else
-      sb.insert(toString(d));
-  }
-  return sa != sb || na == nb;
+  std::optional<Poly> pa = elementPoly(a), pb = elementPoly(b);
+  return pa && pb && *pa == *pb;
+}
+
+/// True when every dimension of `shape` is a constant.
+bool isConstantShape(const std::vector<Expr> &shape) {
+  return std::all_of(shape.begin(), shape.end(),
+                     [](const Expr &d) { return asConstInt(d).has_value(); });
 }
 
 std::string typeString(DType t, const std::vector<Expr> &shape) {
@@ -591,7 +700,10 @@ private:
       return std::nullopt;
     }
     if (!sameElementCount(src->buffer.shape(), dims)) {
-      diags_.error(r.range, "reshape changes the element count: '" + r.source.name + "' of type " +
+      bool constant = isConstantShape(src->buffer.shape()) && isConstantShape(dims);
+      diags_.error(r.range, std::string("reshape changes the element count") +
+                                (constant ? "" : " for some values of the shape variables") +
+                                ": '" + r.source.name + "' of type " +
                                 typeString(src->buffer.dtype(), src->buffer.shape()) + " has " +
                                 elementCount(src->buffer.shape()) + " elements, the new shape " +
                                 elementCount(dims));
