@@ -188,9 +188,11 @@ std::optional<Poly> polyOf(const Expr &e) {
       return b == 0 || b == -1 ? std::nullopt : std::optional<int64_t>(floorMod(a, b));
     });
   else if (auto *x = e.as<Min>())
-    c = folded(x->a, x->b, [](int64_t a, int64_t b) { return std::optional<int64_t>(std::min(a, b)); });
+    c = folded(x->a, x->b,
+               [](int64_t a, int64_t b) { return std::optional<int64_t>(std::min(a, b)); });
   else if (auto *x = e.as<Max>())
-    c = folded(x->a, x->b, [](int64_t a, int64_t b) { return std::optional<int64_t>(std::max(a, b)); });
+    c = folded(x->a, x->b,
+               [](int64_t a, int64_t b) { return std::optional<int64_t>(std::max(a, b)); });
   if (c)
     return c;
   return Poly{{Monomial{"(" + toString(e) + ")"}, 1}};

@@ -5,9 +5,9 @@
 // primitive either refuses with a ScheduleError or rewrites; then (spec §7: a schedule never
 // changes results) the scheduled function, run by the reference interpreter on fixed random
 // inputs, must give what the unscheduled one gives (unless its loops run more than
-// kMaxIterations times: tiles of tiles, see loopIterations), its printed IR must compile again, and the
-// same steps written as a schedule script must compile to the same IR. Anything else aborts
-// (a finding). Unit: any bytes; a choice past the end reads 0.
+// kMaxIterations times: tiles of tiles, see loopIterations), its printed IR must compile again, and
+// the same steps written as a schedule script must compile to the same IR. Anything else aborts (a
+// finding). Unit: any bytes; a choice past the end reads 0.
 
 #include "backends/interp/Interpreter.h"
 #include "ir/IRPrinter.h"

@@ -4,11 +4,11 @@
 // parsed imported files.
 
 #include "frontend/ASTPrinter.h"
+#include "frontend/ModuleLoader.h"
 #include "frontend/Parser.h"
+#include "ir/IRPrinter.h"
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
-#include "frontend/ModuleLoader.h"
-#include "ir/IRPrinter.h"
 #include "tools/driver/Driver.h"
 
 #include <gtest/gtest.h>
