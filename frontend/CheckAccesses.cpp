@@ -1074,7 +1074,7 @@ private:
 
   void access(const Buffer &b, const std::vector<Expr> &indices, SourceLoc loc, const Env &env) {
     for (size_t d = 0; d < indices.size() && d < b.rank(); ++d) {
-      // A constant dimension, literal or not (`f32[6 - 4]`, a generic instance's `S * 2`).
+      // A constant dimension, literal or not (`f32[6 - 4]`).
       std::optional<int64_t> extent = evalAt(b.shape()[d], {});
       if (!extent)
         continue;

@@ -114,7 +114,13 @@ std::optional<Poly> polyAdd(const Poly &a, const Poly &b, int64_t sign) {
   return out;
 }
 
+/// At most this many terms: a product of sums grows as the product of their sizes, and a
+/// dimension list written to blow it up must not hang the checker (nullopt: not proven equal).
+constexpr size_t kMaxTerms = 4096;
+
 std::optional<Poly> polyMul(const Poly &a, const Poly &b) {
+  if (a.size() * b.size() > kMaxTerms)
+    return std::nullopt;
   Poly out;
   for (const auto &[ma, ca] : a)
     for (const auto &[mb, cb] : b) {
@@ -122,11 +128,12 @@ std::optional<Poly> polyMul(const Poly &a, const Poly &b) {
       m.insert(m.end(), mb.begin(), mb.end());
       std::sort(m.begin(), m.end());
       std::optional<int64_t> c = checkedMul(ca, cb);
-      std::optional<Poly> sum = c ? polyAdd(out, Poly{{m, *c}}, 1) : std::nullopt;
+      std::optional<int64_t> sum = c ? checkedAdd(out[m], *c) : std::nullopt;
       if (!sum)
         return std::nullopt;
-      out = std::move(*sum);
+      out[m] = *sum;
     }
+  std::erase_if(out, [](const auto &term) { return term.second == 0; });
   return out;
 }
 
