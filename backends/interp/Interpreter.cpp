@@ -790,10 +790,12 @@ void Interpreter::Impl::runBlockInstance(Frame &frame, const Block &block) {
     if (iv.kind == IterKind::Reduce && value != 0)
       firstReductionStep = false;
   }
-  std::deque<Tensor> allocs;
+  // No allocation for the common block without buffers of its own (an empty std::deque
+  // allocates; this runs once per block instance).
+  std::vector<std::unique_ptr<Tensor>> allocs;
   for (const Buffer &buffer : block.allocBuffers) {
-    allocs.emplace_back(buffer.dtype(), evalShape(frame, buffer));
-    frame.buffers[buffer.get()] = &allocs.back();
+    allocs.push_back(std::make_unique<Tensor>(buffer.dtype(), evalShape(frame, buffer)));
+    frame.buffers[buffer.get()] = allocs.back().get();
   }
   if (block.init.defined() && firstReductionStep)
     exec(frame, block.init);
@@ -817,19 +819,21 @@ int64_t Interpreter::Impl::flatIndex(Frame &frame, const Tensor &tensor, const B
     fail(frame, "buffer " + quoted(buffer.name()) + " of rank " +
                     std::to_string(tensor.shape.size()) + " accessed with " +
                     std::to_string(indices.size()) + " indices");
-  std::vector<int64_t> point;
-  point.reserve(indices.size());
   bool inBounds = true;
   int64_t flat = 0;
   for (size_t d = 0; d < indices.size(); ++d) {
     int64_t i = evalInt(frame, indices[d]);
-    point.push_back(i);
     inBounds = inBounds && i >= 0 && i < tensor.shape[d];
     flat = flat * tensor.shape[d] + i;
   }
-  if (!inBounds)
+  if (!inBounds) {
+    // The point, for the message only (evaluated again: no allocation on every access).
+    std::vector<int64_t> point;
+    for (const Expr &index : indices)
+      point.push_back(evalInt(frame, index));
     fail(frame, std::string("out-of-bounds ") + access + " of " + quoted(buffer.name()) + " at " +
                     shapeString(point) + ": its shape is " + shapeString(tensor.shape));
+  }
   return flat;
 }
 
