@@ -1081,6 +1081,15 @@ private:
       Interval r = eval(indices[d], env);
       if (r.empty())
         continue; // guarded away entirely
+      std::vector<Var> vs;
+      collectVars(indices[d], vs);
+      // A variable the guards leave no value (`where vk_o < 0` of a tile past a short
+      // reduction): the access never runs, whatever the arithmetic made of the empty range.
+      if (std::any_of(vs.begin(), vs.end(), [&](const Var &v) {
+            auto it = env.find(v.get());
+            return it != env.end() && it->second.empty();
+          }))
+        continue;
       bool below = r.lo > -kInf && r.lo < 0 && r.hi > -kInf;
       bool above = r.hi < kInf && r.hi >= *extent && r.lo < kInf;
       // Only a provable violation is an error: both ends known, or the offending end known.
@@ -1089,8 +1098,6 @@ private:
       if ((below && r.hi == kInf) || (above && r.lo == -kInf))
         continue;
       std::string vars;
-      std::vector<Var> vs;
-      collectVars(indices[d], vs);
       for (const Var &v : vs) {
         auto it = env.find(v.get());
         if (it == env.end())
