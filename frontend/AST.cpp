@@ -85,6 +85,15 @@ const ConstDecl *Module::findConst(const std::string &name) const {
 
 namespace {
 
+/// `copy` of each element of `xs`, in order.
+template <typename T, typename Copy>
+std::vector<std::invoke_result_t<Copy, const T &>> each(const std::vector<T> &xs, Copy copy) {
+  std::vector<std::invoke_result_t<Copy, const T &>> out;
+  for (const T &x : xs)
+    out.push_back(copy(x));
+  return out;
+}
+
 /// Copies nodes, moving every valid location into one file.
 class Cloner {
 public:
@@ -98,10 +107,7 @@ public:
     return c;
   }
   std::vector<Ident> idents(const std::vector<Ident> &is) const {
-    std::vector<Ident> out;
-    for (const Ident &i : is)
-      out.push_back(ident(i));
-    return out;
+    return each(is, [&](const Ident &i) { return ident(i); });
   }
   QualifiedName qualified(const QualifiedName &q) const {
     QualifiedName c = q;
@@ -156,10 +162,7 @@ public:
     return nullptr;
   }
   std::vector<ExprPtr> exprs(const std::vector<ExprPtr> &es) const {
-    std::vector<ExprPtr> out;
-    for (const ExprPtr &e : es)
-      out.push_back(expr(e));
-    return out;
+    return each(es, [&](const ExprPtr &e) { return expr(e); });
   }
 
   Type type(const Type &t) const {
@@ -276,10 +279,7 @@ public:
     return nullptr;
   }
   std::vector<StmtPtr> stmts(const std::vector<StmtPtr> &ss) const {
-    std::vector<StmtPtr> out;
-    for (const StmtPtr &s : ss)
-      out.push_back(stmt(s));
-    return out;
+    return each(ss, [&](const StmtPtr &s) { return stmt(s); });
   }
 
   CallValue call(const CallValue &v) const {
