@@ -97,6 +97,43 @@ std::string shapeString(const std::vector<int64_t> &shape) {
 
 bool isTrue(const Scalar &s) { return s.i != 0; }
 
+// The interpreter's failures, out of line: eval builds no message in its own frame.
+[[noreturn, gnu::noinline, gnu::cold]] void failNoValue(const Frame &frame, const Var &var) {
+  fail(frame, "variable " + quoted(var.name()) + " has no value");
+}
+[[noreturn, gnu::noinline, gnu::cold]] void failUnsupportedType(const Frame &frame, DType t) {
+  fail(frame, "vector expressions (" + t.name() + ") are not supported by the interpreter");
+}
+[[noreturn, gnu::noinline, gnu::cold]] void failUnsupportedNode(const Frame &frame, ExprKind kind) {
+  fail(frame, std::string(kindName(kind)) + " is not supported by the interpreter");
+}
+
+bool isComparison(ExprKind kind) {
+  switch (kind) {
+#define TDSL_INTERP_CASE(NAME) case ExprKind::NAME:
+    TDSL_FOR_EACH_CMP_NODE(TDSL_INTERP_CASE)
+#undef TDSL_INTERP_CASE
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// The operands `a` and `b` of any binary node.
+std::pair<const Expr *, const Expr *> binaryOperands(const Expr &expr) {
+  switch (expr.kind()) {
+#define TDSL_INTERP_OPERANDS(NAME)                                                                 \
+  case ExprKind::NAME: {                                                                           \
+    const auto *node = expr.as<NAME>();                                                            \
+    return {&node->a, &node->b};                                                                   \
+  }
+    TDSL_FOR_EACH_BINARY_NODE(TDSL_INTERP_OPERANDS)
+#undef TDSL_INTERP_OPERANDS
+  default:
+    TDSL_IR_CHECK(false, "not a binary node");
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scalar semantics (ir/IR.h, spec §11)
 // ---------------------------------------------------------------------------------------------
@@ -838,9 +875,12 @@ int64_t Interpreter::Impl::flatIndex(Frame &frame, const Tensor &tensor, const B
 }
 
 Scalar Interpreter::Impl::eval(Frame &frame, const Expr &expr) {
+  // The hottest function of the interpreter (and of the schedule harness, where ASan gives every
+  // local of the frame a red zone): the binary nodes share two operand slots, and the messages
+  // are built in cold functions.
   DType t = expr.dtype();
   if (t.isVector())
-    fail(frame, "vector expressions (" + t.name() + ") are not supported by the interpreter");
+    failUnsupportedType(frame, t);
   switch (expr.kind()) {
   case ExprKind::IntImm:
     return intScalar(t, expr.as<IntImm>()->value);
@@ -850,7 +890,7 @@ Scalar Interpreter::Impl::eval(Frame &frame, const Expr &expr) {
     const Var &var = expr.as<VarRef>()->var;
     auto it = frame.vars.find(var.get());
     if (it == frame.vars.end())
-      fail(frame, "variable " + quoted(var.name()) + " has no value");
+      failNoValue(frame, var);
     return it->second;
   }
   case ExprKind::Cast:
@@ -861,32 +901,22 @@ Scalar Interpreter::Impl::eval(Frame &frame, const Expr &expr) {
       return floatScalar(t, -a.f);
     return intScalar(t, runtime::normaliseInt(t, 0 - static_cast<uint64_t>(a.i)));
   }
-#define TDSL_INTERP_ARITH(NAME)                                                                    \
-  case ExprKind::NAME: {                                                                           \
-    const auto *node = expr.as<NAME>();                                                            \
-    return arithmetic(ExprKind::NAME, t, eval(frame, node->a), eval(frame, node->b));              \
-  }
-    TDSL_FOR_EACH_ARITH_BINARY_NODE(TDSL_INTERP_ARITH)
-#undef TDSL_INTERP_ARITH
-#define TDSL_INTERP_CMP(NAME)                                                                      \
-  case ExprKind::NAME: {                                                                           \
-    const auto *node = expr.as<NAME>();                                                            \
-    return compare(ExprKind::NAME, eval(frame, node->a), eval(frame, node->b));                    \
-  }
-    TDSL_FOR_EACH_CMP_NODE(TDSL_INTERP_CMP)
-#undef TDSL_INTERP_CMP
-  case ExprKind::And: { // both operands are evaluated (ir/IR.h)
-    const auto *node = expr.as<And>();
-    bool a = isTrue(eval(frame, node->a));
-    bool b = isTrue(eval(frame, node->b));
-    return Scalar::ofBool(a && b);
-  }
-  case ExprKind::Or: {
-    const auto *node = expr.as<Or>();
-    bool a = isTrue(eval(frame, node->a));
-    bool b = isTrue(eval(frame, node->b));
-    return Scalar::ofBool(a || b);
-  }
+#define TDSL_INTERP_CASE(NAME) case ExprKind::NAME:
+    TDSL_FOR_EACH_BINARY_NODE(TDSL_INTERP_CASE)
+#undef TDSL_INTERP_CASE
+    {
+      // And and Or evaluate both operands (ir/IR.h).
+      auto [first, second] = binaryOperands(expr);
+      Scalar a = eval(frame, *first);
+      Scalar b = eval(frame, *second);
+      ExprKind kind = expr.kind();
+      if (kind == ExprKind::And || kind == ExprKind::Or)
+        return Scalar::ofBool(kind == ExprKind::And ? isTrue(a) && isTrue(b)
+                                                    : isTrue(a) || isTrue(b));
+      if (isComparison(kind))
+        return compare(kind, a, b);
+      return arithmetic(kind, t, a, b);
+    }
   case ExprKind::Not:
     return Scalar::ofBool(!isTrue(eval(frame, expr.as<Not>()->a)));
   case ExprKind::Select: { // only the chosen branch is evaluated
@@ -905,7 +935,7 @@ Scalar Interpreter::Impl::eval(Frame &frame, const Expr &expr) {
   case ExprKind::Broadcast:
     break;
   }
-  fail(frame, std::string(kindName(expr.kind())) + " is not supported by the interpreter");
+  failUnsupportedNode(frame, expr.kind());
 }
 
 Scalar Interpreter::Impl::evalIntrinsic(Frame &frame, const Call &call) {
