@@ -3,6 +3,7 @@
 
 #include "ir/IRMutator.h"
 #include "ir/Simplify.h"
+#include "ir/StructuralEqual.h"
 
 #include <unordered_map>
 
@@ -56,6 +57,7 @@ private:
   struct Flat {
     Buffer buffer;
     std::vector<Expr> strides;
+    std::vector<Expr> shape; // of the buffer before flattening
   };
 
   const Flat &flat(const Buffer &buffer) {
@@ -64,13 +66,30 @@ private:
       return it->second;
     Buffer b(buffer.name(), buffer.dtype(), {bufferStorageSize(buffer)}, buffer.role(),
              buffer.scope(), {}, buffer->loc);
-    return flat_.emplace(buffer, Flat{b, bufferStrides(buffer)}).first->second;
+    return flat_.emplace(buffer, Flat{b, bufferStrides(buffer), buffer.shape()}).first->second;
+  }
+
+  /// Whether dimensions d and d + 1 are indexed by `x / n` and `x % n`, n the extent of d + 1
+  /// and the stride of d that of d + 1 times n (no storage_align between them): together they
+  /// are `x` at the stride of d + 1 (floor division: x / n · n + x % n == x for every x and n,
+  /// n == 0 included). The flat index of an access through fused loops (`A[f / W, f % W]`)
+  /// is then `f`, which the vectorizer can step lane by lane.
+  static bool splitPair(const Flat &f, const std::vector<Expr> &indices, size_t d) {
+    if (d + 1 >= indices.size())
+      return false;
+    const auto *q = indices[d].as<Div>();
+    const auto *r = indices[d + 1].as<Mod>();
+    return q && r && q->type == DType::i64() && equalExpr(q->a, r->a) && equalExpr(q->b, r->b) &&
+           equalExpr(q->b, f.shape[d + 1]) &&
+           equalExpr(f.strides[d], simplify(f.strides[d + 1] * f.shape[d + 1]));
   }
 
   static Expr flatIndex(const Flat &f, const std::vector<Expr> &indices) {
     Expr index;
     for (size_t d = 0; d < indices.size(); ++d) {
       Expr i = indices[d].dtype() == DType::i64() ? indices[d] : cast(DType::i64(), indices[d]);
+      if (splitPair(f, indices, d))
+        i = indices[d].as<Div>()->a, ++d;
       Expr term = isConstInt(f.strides[d], 1) ? i : i * f.strides[d];
       index = index.defined() ? index + term : term;
     }
