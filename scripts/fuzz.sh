@@ -64,8 +64,11 @@ nice -n 19 "$build/bin/tdsl-fuzz-$harness" "${opts[@]}" "$@" "$out/work/$harness
 # The time it ran (less than SECONDS when interrupted, e.g. by Ctrl-C or a finding).
 elapsed=$(($(date +%s) - start))
 # The figures: the last status line (#N ... exec/s: R) or the final stats.
+# In fork mode (FUZZ_KEEP_GOING=1) the final stats are the parent's, which runs nothing itself: the
+# larger of the two counts.
 execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
-[ -n "$execs" ] || execs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#' || true)
+lines=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#' || true)
+[ "${lines:-0}" -le "${execs:-0}" ] || execs=$lines
 rate=$(grep -o 'exec/s:\? [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
 # slow-unit-* files are inputs over -report_slow_units (10 s), kept for a look, not findings.
 findings=$(find "$out/artifacts/$harness" -type f ! -name 'slow-unit-*' | wc -l)
