@@ -16,7 +16,8 @@
 //                                                                        / grouped convolution
 //   linear     nn.linear on BERT-base's and ResNet-18's dense layers      / inner product
 //   maxpool    nn.max_pool2d<3, 2, 1> (ResNet-18's stem pool)             / pooling (max)
-//   avgpool    nn.avg_pool2d (a 3x3 s2 pool, the global pools of ResNet-18 and MobileNetV2)
+//   avgpool    nn.avg_pool2d (a 3x3 s2 pool, the global pools of ResNet-18 and MobileNetV2),
+//              and nn.mean on [C, H * W] (how tdsl-import runs GlobalAveragePool)
 //                                                                        / pooling (avg, pad in)
 //   softmax    nn.softmax on BERT-base's attention scores (12 heads x 128 rows x 128)
 //                                                                        / softmax
@@ -371,11 +372,13 @@ void benchLinear(Options &o, const Dense &l) {
 // Pooling
 
 using PoolFn = int32_t (*)(const float *, float *, int64_t, int64_t, int64_t, int64_t);
+using RowFn = int32_t (*)(const float *, float *, int64_t, int64_t);
 
 struct Pool {
   const char *name;
   bool max;
   int64_t c, h, k, s, p;
+  bool mean = false; // nn.mean on [C, H * W]: how the importer runs GlobalAveragePool
 };
 
 const Pool kPools[] = {
@@ -383,15 +386,23 @@ const Pool kPools[] = {
     {"avgpool 3x3 s2 64@112", false, 64, 112, 3, 2, 1},
     {"avgpool global 512@7", false, 512, 7, 7, 1, 0},
     {"avgpool global 1280@7", false, 1280, 7, 7, 1, 0},
+    {"nn.mean global 512@7", false, 512, 7, 7, 1, 0, true},
+    {"nn.mean global 1280@7", false, 1280, 7, 7, 1, 0, true},
 };
 
 /// oneDNN pools blocked data (nChw8c, its AVX2 kernels; on NCHW it takes a simple reference
 /// loop), the reorders from and to NCHW counted.
 void benchPool(Options &o, const Pool &l) {
   std::string f = l.max ? "max_pool2d" : "avg_pool2d";
-  auto fn = reinterpret_cast<PoolFn>(kernel(
-      o.dir, f + "." + std::to_string(l.k) + "." + std::to_string(l.s) + "." + std::to_string(l.p),
-      f.c_str()));
+  PoolFn fn = nullptr;
+  RowFn mean = nullptr;
+  if (l.mean)
+    mean = reinterpret_cast<RowFn>(kernel(o.dir, "mean", "mean"));
+  else
+    fn = reinterpret_cast<PoolFn>(kernel(o.dir,
+                                         f + "." + std::to_string(l.k) + "." + std::to_string(l.s) +
+                                             "." + std::to_string(l.p),
+                                         f.c_str()));
   int64_t oh = (l.h + 2 * l.p - l.k) / l.s + 1;
   std::vector<float> x = random(l.c * l.h * l.h), y(l.c * oh * oh), yref(y.size());
   OneDnn ref;
@@ -408,14 +419,18 @@ void benchPool(Options &o, const Pool &l) {
     ref.args[DNNL_ARG_WORKSPACE] = dnnl::memory(pd.workspace_desc(), ref.eng);
   ref.prim = dnnl::pooling_forward(pd);
   measure(
-      o, l.name, [&] { check(fn(x.data(), y.data(), 1, l.c, l.h, l.h), "pool"); },
+      o, l.name,
+      [&] {
+        check(l.mean ? mean(x.data(), y.data(), l.c, l.h * l.h)
+                     : fn(x.data(), y.data(), 1, l.c, l.h, l.h),
+              "pool");
+      },
       [&] { ref.run(); }, y, yref, 4.0 * (x.size() + y.size()), false);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Row-wise operators on [B, N]: softmax, layer norm, eltwise
 
-using RowFn = int32_t (*)(const float *, float *, int64_t, int64_t);
 using LayerNormFn = int32_t (*)(const float *, const float *, const float *, float, float *,
                                 int64_t, int64_t);
 
