@@ -16,8 +16,10 @@
 //                                                                        / grouped convolution
 //   linear     nn.linear on BERT-base's and ResNet-18's dense layers      / inner product
 //   maxpool    nn.max_pool2d<3, 2, 1> (ResNet-18's stem pool)             / pooling (max)
-//   avgpool    nn.avg_pool2d (a 3x3 s2 pool, the global pools of ResNet-18 and MobileNetV2),
-//              and nn.mean on [C, H * W] (how tdsl-import runs GlobalAveragePool)
+//   avgpool    nn.avg_pool2d (a 3x3 s2 pool), the global pools of ResNet-18 and MobileNetV2
+//              through nn.global_avg_pool2d (graph.pack-weights' route for avg_pool2d<7, 1, 0>
+//              on 7 x 7), nn.mean on [C, H * W] (tdsl-import's GlobalAveragePool) and
+//              nn.avg_pool2d<7, 1, 0> called directly
 //                                                                        / pooling (avg, pad in)
 //   softmax    nn.softmax on BERT-base's attention scores (12 heads x 128 rows x 128)
 //                                                                        / softmax
@@ -374,20 +376,29 @@ void benchLinear(Options &o, const Dense &l) {
 using PoolFn = int32_t (*)(const float *, float *, int64_t, int64_t, int64_t, int64_t);
 using RowFn = int32_t (*)(const float *, float *, int64_t, int64_t);
 
+/// Which kernel a pooling row calls.
+enum class PoolKernel {
+  Pool,   // nn.max_pool2d<K, S, P> or nn.avg_pool2d<K, S, P> as written
+  Global, // nn.global_avg_pool2d: where graph.pack-weights sends avg_pool2d<7, 1, 0> on 7 x 7
+  Mean,   // nn.mean on [C, H * W]: how tdsl-import runs GlobalAveragePool
+};
+
 struct Pool {
   const char *name;
   bool max;
   int64_t c, h, k, s, p;
-  bool mean = false; // nn.mean on [C, H * W]: how the importer runs GlobalAveragePool
+  PoolKernel kernel = PoolKernel::Pool;
 };
 
 const Pool kPools[] = {
     {"maxpool 3x3 s2 64@112", true, 64, 112, 3, 2, 1},
     {"avgpool 3x3 s2 64@112", false, 64, 112, 3, 2, 1},
-    {"avgpool global 512@7", false, 512, 7, 7, 1, 0},
-    {"avgpool global 1280@7", false, 1280, 7, 7, 1, 0},
-    {"nn.mean global 512@7", false, 512, 7, 7, 1, 0, true},
-    {"nn.mean global 1280@7", false, 1280, 7, 7, 1, 0, true},
+    {"avgpool global 512@7", false, 512, 7, 7, 1, 0, PoolKernel::Global},
+    {"avgpool global 1280@7", false, 1280, 7, 7, 1, 0, PoolKernel::Global},
+    {"nn.mean global 512@7", false, 512, 7, 7, 1, 0, PoolKernel::Mean},
+    {"nn.mean global 1280@7", false, 1280, 7, 7, 1, 0, PoolKernel::Mean},
+    {"avg_pool2d 7x7 512@7", false, 512, 7, 7, 1, 0},
+    {"avg_pool2d 7x7 1280@7", false, 1280, 7, 7, 1, 0},
 };
 
 /// oneDNN pools blocked data (nChw8c, its AVX2 kernels; on NCHW it takes a simple reference
@@ -396,8 +407,10 @@ void benchPool(Options &o, const Pool &l) {
   std::string f = l.max ? "max_pool2d" : "avg_pool2d";
   PoolFn fn = nullptr;
   RowFn mean = nullptr;
-  if (l.mean)
+  if (l.kernel == PoolKernel::Mean)
     mean = reinterpret_cast<RowFn>(kernel(o.dir, "mean", "mean"));
+  else if (l.kernel == PoolKernel::Global)
+    fn = reinterpret_cast<PoolFn>(kernel(o.dir, "global_avg_pool2d", "global_avg_pool2d"));
   else
     fn = reinterpret_cast<PoolFn>(kernel(o.dir,
                                          f + "." + std::to_string(l.k) + "." + std::to_string(l.s) +
@@ -421,8 +434,8 @@ void benchPool(Options &o, const Pool &l) {
   measure(
       o, l.name,
       [&] {
-        check(l.mean ? mean(x.data(), y.data(), l.c, l.h * l.h)
-                     : fn(x.data(), y.data(), 1, l.c, l.h, l.h),
+        check(mean ? mean(x.data(), y.data(), l.c, l.h * l.h)
+                   : fn(x.data(), y.data(), 1, l.c, l.h, l.h),
               "pool");
       },
       [&] { ref.run(); }, y, yref, 4.0 * (x.size() + y.size()), false);

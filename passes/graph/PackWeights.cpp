@@ -28,6 +28,11 @@
 // Any other call of nn.linear whose w has a static row count N that 32 does not divide becomes
 // `y = call nn.linear_pad(x, w, b)`, which computes over N rounded up to a multiple of 32 (the
 // register tile's last column block is full; only the copy to y is guarded).
+//
+// A call of nn.avg_pool2d<K, S, P> or nn.avg_pool2d_ext<KH, KW, …> whose window is the whole
+// static H x W plane of its input, without padding (a global average pool written as a pool,
+// as older ResNets and ONNX AveragePool 7 x 7 do), becomes `y = call nn.global_avg_pool2d(x)`:
+// 16 partial sums of each plane in a vector register instead of one scalar window sum.
 
 #include "passes/graph/Graph.h"
 
@@ -122,6 +127,41 @@ std::optional<CallBinding> routedLinearCall(const Module &module, const CallBind
   return std::nullopt;
 }
 
+/// The call of nn.global_avg_pool2d that computes `call` (nn.avg_pool2d<K, S, P> or
+/// nn.avg_pool2d_ext<KH, KW, SH, SW, PT, PL, PB, PR, CIP>) when its window is the whole static
+/// H x W plane of x and there is no padding (one output per channel, whatever the strides and
+/// CIP), and the module has that function.
+std::optional<CallBinding> globalPoolCall(const Module &module, const CallBinding &call) {
+  if (call.args.size() != 1 || call.targets.size() != 1)
+    return std::nullopt;
+  std::vector<int64_t> c;
+  for (const Expr &e : call.constArgs) {
+    std::optional<int64_t> v = literal(e);
+    if (!v)
+      return std::nullopt;
+    c.push_back(*v);
+  }
+  const auto *x = std::get_if<Buffer>(&call.args[0]);
+  if (!x || x->shape().size() != 4)
+    return std::nullopt;
+  std::optional<int64_t> h = literal(x->shape()[2]), w = literal(x->shape()[3]);
+  int64_t kh = 0, kw = 0;
+  bool plain = false; // strides of at least 1, no padding
+  if (call.callee == "nn.avg_pool2d" && c.size() == 3) {
+    kh = kw = c[0];
+    plain = c[1] >= 1 && c[2] == 0;
+  } else if (call.callee == "nn.avg_pool2d_ext" && c.size() == 9) {
+    kh = c[0], kw = c[1];
+    plain = c[2] >= 1 && c[3] >= 1 && c[4] == 0 && c[5] == 0 && c[6] == 0 && c[7] == 0;
+  }
+  if (!plain || !h || !w || kh != *h || kw != *w || kh < 1 || kw < 1)
+    return std::nullopt;
+  std::optional<CallBinding> routed = routedTo(module, call, "nn.global_avg_pool2d");
+  if (routed)
+    routed->constArgs.clear();
+  return routed;
+}
+
 } // namespace
 
 int64_t convolutionChannelBlock(int64_t simdLanes) { return simdLanes >= 16 ? 32 : 8; }
@@ -140,7 +180,8 @@ void packConvolutionWeights(Module &module, int64_t channelBlock) {
                module.lookup(packed).as<PrimFunc>();
   bool depthwise = module.lookup("nn.conv2d_ext").as<PrimFunc>() != nullptr;
   bool linear = module.lookup("nn.linear").as<PrimFunc>() != nullptr;
-  if (!packs && !depthwise && !linear)
+  bool globalPool = module.lookup("nn.global_avg_pool2d").as<PrimFunc>() != nullptr;
+  if (!packs && !depthwise && !linear && !globalPool)
     return;
   for (const Func &f : std::vector<Func>(module.functions())) {
     const auto *g = f.as<GraphFunc>();
@@ -194,6 +235,12 @@ void packConvolutionWeights(Module &module, int64_t channelBlock) {
         if (std::optional<CallBinding> dw = depthwiseCall(module, *call)) {
           changed = true;
           return std::vector<GraphBinding>{*dw};
+        }
+      if (globalPool && call &&
+          (call->callee == "nn.avg_pool2d" || call->callee == "nn.avg_pool2d_ext"))
+        if (std::optional<CallBinding> routed = globalPoolCall(module, *call)) {
+          changed = true;
+          return std::vector<GraphBinding>{*routed};
         }
       if (linear && call && call->callee == "nn.linear")
         if (std::optional<CallBinding> routed = routedLinearCall(module, *call)) {

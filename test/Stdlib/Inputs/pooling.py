@@ -29,4 +29,10 @@ for tag, shape, k, s, p in (("k2s2p0", (2, 3, 8, 8), 2, 2, 0),
           {"y": windows(x, k, s, p, -np.inf).max(axis=0)}, 0.0, 0.0, consts)
     check("avg_pool2d_" + tag, "avg_pool2d", {"x": x},
           {"y": windows(x, k, s, p, 0.0).sum(axis=0) / (k * k)}, 1e-6, 1e-6, consts)
+# global_avg_pool2d: the mean of each H x W plane, 16 partial sums (rtol 1e-6, atol 1e-6): 49
+# elements (three whole vectors and one lane), 20 (a vector and 4 lanes), 5 (under one vector).
+for tag, shape in (("7x7", (2, 3, 7, 7)), ("4x5", (1, 4, 4, 5)), ("1x5", (1, 2, 1, 5))):
+    x = uniform(shape, 2, -1.0, 1.0)
+    check("global_avg_pool2d_" + tag, "global_avg_pool2d", {"x": x},
+          {"y": x.astype(np.float64).mean(axis=(2, 3), keepdims=True)}, 1e-6, 1e-6)
 finish()
