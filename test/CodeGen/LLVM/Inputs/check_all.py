@@ -38,6 +38,7 @@ SHAPES = {
     ("vectorize-leading-lanes.tdsl", "scale"): {"A": (21,)},
     ("vectorize-leading-lanes.tdsl", "mm"): {"X": (3, 7), "W": (7, 27)},
     ("vectorize-leading-lanes.tdsl", "shift"): {"A": (13,)},
+    ("flatten-divmod.tdsl", "symbolic"): {"A": (5, 7)},  # the fused index over M * N = 35
 }
 
 tool, files = sys.argv[1], sys.argv[2:]
