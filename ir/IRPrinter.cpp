@@ -1,6 +1,8 @@
 //===- ir/IRPrinter.cpp - Print IR in the explicit form of spec §6 ------------------------===//
 #include "ir/IRPrinter.h"
 
+#include "ir/Utils.h"
+
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -161,21 +163,6 @@ int precedence(const Expr &e) {
   }
 }
 
-/// The two operands of a binary node.
-std::pair<const Expr *, const Expr *> operands(const Expr &e) {
-  switch (e.kind()) {
-#define TDSL_IR_CASE(NAME)                                                                         \
-  case ExprKind::NAME: {                                                                           \
-    const auto *op = e.as<NAME>();                                                                 \
-    return {&op->a, &op->b};                                                                       \
-  }
-    TDSL_FOR_EACH_BINARY_NODE(TDSL_IR_CASE)
-#undef TDSL_IR_CASE
-  default:
-    return {nullptr, nullptr};
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Printer
 // ---------------------------------------------------------------------------------------------
@@ -271,7 +258,7 @@ void Printer::printExpr(const Expr &e, int minPrecedence) {
     *os_ << '(';
 
   if (const char *symbol = binaryOperator(e.kind())) {
-    auto [a, b] = operands(e);
+    auto [a, b] = binaryOperands(e);
     int p = precedence(e);
     // Left-associative; comparisons do not chain, so neither of their operands may be one.
     printExpr(*a, p == kCompare ? p + 1 : p);
@@ -310,7 +297,7 @@ void Printer::printExpr(const Expr &e, int minPrecedence) {
       break;
     case ExprKind::Min:
     case ExprKind::Max: {
-      auto [a, b] = operands(e);
+      auto [a, b] = binaryOperands(e);
       *os_ << (e.kind() == ExprKind::Min ? "min(" : "max(");
       printExpr(*a);
       *os_ << ", ";

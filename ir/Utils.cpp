@@ -106,6 +106,20 @@ template <typename Op> void operandsOf(const Expr &e, std::vector<Expr> &out) {
 
 } // namespace
 
+std::pair<const Expr *, const Expr *> binaryOperands(const Expr &e) {
+  switch (e.kind()) {
+#define TDSL_IR_CASE(NAME)                                                                         \
+  case ExprKind::NAME: {                                                                           \
+    const auto *op = e.as<NAME>();                                                                 \
+    return {&op->a, &op->b};                                                                       \
+  }
+    TDSL_FOR_EACH_BINARY_NODE(TDSL_IR_CASE)
+#undef TDSL_IR_CASE
+  default:
+    return {nullptr, nullptr};
+  }
+}
+
 std::vector<Expr> conjuncts(const Expr &e) {
   std::vector<Expr> out;
   operandsOf<And>(e, out);

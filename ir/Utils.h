@@ -64,6 +64,9 @@ std::vector<Var> usedVars(const Expr &e);
 std::vector<Expr> conjuncts(const Expr &e);
 std::vector<Expr> disjuncts(const Expr &e);
 
+/// The operands `a` and `b` of a binary node (TDSL_FOR_EACH_BINARY_NODE); null for any other.
+std::pair<const Expr *, const Expr *> binaryOperands(const Expr &e);
+
 // ---------------------------------------------------------------------------------------------
 // Graphs
 // ---------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include "ir/Arith.h"
 #include "ir/FloatArith.h"
 #include "ir/IRPrinter.h"
+#include "ir/Utils.h"
 #include "runtime/Float16.h"
 #include "support/Join.h"
 
@@ -116,21 +117,6 @@ bool isComparison(ExprKind kind) {
     return true;
   default:
     return false;
-  }
-}
-
-/// The operands `a` and `b` of any binary node.
-std::pair<const Expr *, const Expr *> binaryOperands(const Expr &expr) {
-  switch (expr.kind()) {
-#define TDSL_INTERP_OPERANDS(NAME)                                                                 \
-  case ExprKind::NAME: {                                                                           \
-    const auto *node = expr.as<NAME>();                                                            \
-    return {&node->a, &node->b};                                                                   \
-  }
-    TDSL_FOR_EACH_BINARY_NODE(TDSL_INTERP_OPERANDS)
-#undef TDSL_INTERP_OPERANDS
-  default:
-    TDSL_IR_CHECK(false, "not a binary node");
   }
 }
 
