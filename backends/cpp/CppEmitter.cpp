@@ -7,8 +7,10 @@
 
 #include "ir/Arith.h"
 #include "ir/Contains.h"
+#include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
 #include "ir/Utils.h"
 
 #include <stdlib.h>
@@ -567,6 +569,36 @@ int vectorArrayLanes(const Buffer &buffer, int64_t size, const Stmt &body) {
   return walker.lanes > 1 && size % walker.lanes == 0 ? walker.lanes : 0;
 }
 
+/// Lane `lane` of the vector expression `e`, as a scalar expression (simplified: a condition
+/// known for that lane picks its branch): a ramp's element, a broadcast's value, every node on
+/// its operands' lanes.
+Expr laneOf(const Expr &e, int64_t lane) {
+  struct Lane : IRMutator {
+    int64_t lane;
+    Expr visit(const Ramp *op) override {
+      return simplify(mutate(op->base) + mutate(op->stride) * intImm(lane));
+    }
+    Expr visit(const Broadcast *op) override { return mutate(op->value); }
+    Expr visit(const Select *op) override {
+      Expr c = simplify(mutate(op->condition));
+      if (std::optional<int64_t> known = asConstInt(c))
+        return mutate(*known ? op->trueValue : op->falseValue);
+      return Select::make(c, mutate(op->trueValue), mutate(op->falseValue), op->loc);
+    }
+    Expr visit(const Cast *op) override {
+      return Cast::make(op->type.element(), mutate(op->value), op->loc);
+    }
+    Expr visit(const Call *op) override {
+      std::vector<Expr> args;
+      for (const Expr &a : op->args)
+        args.push_back(mutate(a));
+      return Call::make(op->type.element(), op->op, std::move(args), op->loc);
+    }
+  } mutator;
+  mutator.lane = lane;
+  return simplify(mutator.mutate(e));
+}
+
 /// `text` as a C string literal body.
 std::string cString(const std::string &text) { return escapeString(text); }
 
@@ -720,6 +752,15 @@ std::string FunctionEmitter::vexpr(const Expr &e) {
          stripParens(callExpr(Call::make(t.element(), op->op, refs, op->loc).as<Call>())) + ";");
     line("}");
     return r;
+  }
+  case ExprKind::Select: {
+    // Lane by lane, each a scalar `c ? a : b`: a branch's loads run only on the lanes that
+    // take it (lower.vectorize's padding guards), which the compiler turns into blends or
+    // masked loads where it can.
+    std::string init = " = {";
+    for (int i = 0; i < lanes; ++i)
+      init += (i ? ", " : "") + stripParens(expr(laneOf(e, i)));
+    return vtemp(t, init + "}");
   }
   case ExprKind::Cast: {
     std::string a = vexpr(e.as<Cast>()->value);

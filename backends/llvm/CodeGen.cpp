@@ -5,6 +5,7 @@
 #include "ir/Arith.h"
 #include "ir/Contains.h"
 #include "ir/IRVisitor.h"
+#include "ir/StructuralEqual.h"
 #include "runtime/Float16.h"
 
 #include <llvm/IR/Constants.h>
@@ -771,12 +772,39 @@ llvm::Value *FunctionEmitter::call(const Call *op) {
 
 /// select(c, a, b) evaluates only the chosen branch: a branch that reads memory is emitted
 /// behind a conditional branch (LLVM turns it into a select when the load is safe). With a
-/// vector condition both branches are evaluated, lane by lane; a vectorizer producing one
-/// must make sure both are safe.
+/// vector condition both branches are evaluated, lane by lane, each branch's loads masked by
+/// the lanes that choose it (lower.vectorize's padding guards: the lanes left of the input
+/// read nothing) except those the condition itself read on every lane, outside any mask
+/// (`x > 0 ? x : a·x`: one plain load).
 llvm::Value *FunctionEmitter::select(const Select *op) {
   Value *cond = expr(op->condition);
-  if (op->condition.dtype().isVector() ||
-      (!contains<BufferLoad>(op->trueValue) && !contains<BufferLoad>(op->falseValue))) {
+  if (op->condition.dtype().isVector()) {
+    struct Loads : IRVisitor {
+      std::vector<Expr> *out;
+      void visit(const BufferLoad *load) override {
+        out->push_back(load);
+        IRVisitor::visit(load);
+      }
+    } loads;
+    size_t outerLoads = readByCondition_.size();
+    loads.out = &readByCondition_;
+    if (!laneMask_) // a condition under a mask read only the lanes of that mask
+      loads.visitExpr(op->condition);
+    auto branch = [&](Value *lanes, const Expr &value) {
+      if (!contains<BufferLoad>(value))
+        return expr(value);
+      Value *outer = laneMask_;
+      laneMask_ = outer ? builder.CreateAnd(outer, lanes) : lanes;
+      Value *v = expr(value);
+      laneMask_ = outer;
+      return v;
+    };
+    Value *a = branch(cond, op->trueValue);
+    Value *b = branch(builder.CreateNot(cond), op->falseValue);
+    readByCondition_.resize(outerLoads);
+    return builder.CreateSelect(cond, a, b);
+  }
+  if (!contains<BufferLoad>(op->trueValue) && !contains<BufferLoad>(op->falseValue)) {
     Value *a = expr(op->trueValue), *b = expr(op->falseValue);
     return builder.CreateSelect(cond, a, b);
   }
@@ -799,11 +827,16 @@ llvm::Value *FunctionEmitter::select(const Select *op) {
   return phi;
 }
 
-llvm::Value *FunctionEmitter::address(const Buffer &buffer, const Expr &index, bool &contiguous) {
+llvm::Value *FunctionEmitter::address(const Buffer &buffer, const Expr &index, bool &contiguous,
+                                      bool inBounds) {
   auto it = buffers_.find(buffer.get());
   TDSL_IR_CHECK(it != buffers_.end(), "the LLVM backend met a buffer out of scope");
   llvm::Type *element = state.storageType(buffer.dtype().element());
   contiguous = false;
+  auto gep = [&](Value *ptr, Value *offset) {
+    return inBounds ? builder.CreateInBoundsGEP(element, ptr, {offset})
+                    : builder.CreateGEP(element, ptr, {offset});
+  };
   const Expr *offset = &index;
   if (const auto *ramp = index.as<Ramp>(); ramp && isConstInt(ramp->stride, 1)) {
     contiguous = true;
@@ -820,12 +853,12 @@ llvm::Value *FunctionEmitter::address(const Buffer &buffer, const Expr &index, b
     Expr flat = canonical(*offset);
     if (const auto *add = flat.as<Add>())
       if (std::optional<int64_t> c = asConstInt(add->b); c && *c != 0) {
-        Value *base = builder.CreateInBoundsGEP(element, it->second, {expr(add->a)});
-        return builder.CreateInBoundsGEP(element, base, {builder.getInt64(*c)});
+        Value *base = gep(it->second, expr(add->a));
+        return gep(base, builder.getInt64(*c));
       }
-    return builder.CreateInBoundsGEP(element, it->second, {expr(flat)});
+    return gep(it->second, expr(flat));
   }
-  return builder.CreateInBoundsGEP(element, it->second, {expr(*offset)});
+  return gep(it->second, expr(*offset));
 }
 
 llvm::Value *FunctionEmitter::load(const BufferLoad *op) {
@@ -833,6 +866,10 @@ llvm::Value *FunctionEmitter::load(const BufferLoad *op) {
   DType t = op->type;
   llvm::Align align(static_cast<uint64_t>(op->buffer.dtype().storageBytes()));
   llvm::Type *type = state.storageType(t);
+  if (laneMask_ && t.isVector() &&
+      std::none_of(readByCondition_.begin(), readByCondition_.end(),
+                   [&](const Expr &read) { return equalExpr(read, Expr(op)); }))
+    return maskedLoad(op);
   // ramp(b, s, L) with a small constant stride s (lower.vectorize makes them, s <= 4): one
   // masked load of the (L - 1)·s + 1 elements from b (the lanes past them are masked off, so
   // nothing beyond the last element read is touched), then every s-th lane. A gather costs
@@ -866,6 +903,43 @@ llvm::Value *FunctionEmitter::load(const BufferLoad *op) {
   else // a scalar index for a vector: every lane reads the same element
     stored = builder.CreateVectorSplat(
         t.lanes(), builder.CreateAlignedLoad(type->getScalarType(), addr, align));
+  return fromStorage(stored, t);
+}
+
+llvm::Value *FunctionEmitter::maskedLoad(const BufferLoad *op) {
+  DType t = op->type;
+  llvm::Align align(static_cast<uint64_t>(op->buffer.dtype().storageBytes()));
+  llvm::Type *type = state.storageType(t);
+  Value *stored = nullptr;
+  const auto *ramp = op->indices[0].as<Ramp>();
+  std::optional<int64_t> s = ramp ? asConstInt(ramp->stride) : std::nullopt;
+  if (s && *s >= 2 && *s <= 4) {
+    // As load()'s strided form, the wide vector's lane i·s read when lane i is set.
+    bool unused = false;
+    Value *base = address(op->buffer, ramp->base, unused, /*inBounds=*/false);
+    unsigned lanes = t.lanes(), step = static_cast<unsigned>(*s);
+    auto *wide = llvm::FixedVectorType::get(type->getScalarType(), lanes * step);
+    std::vector<int> spread;
+    for (unsigned i = 0; i < lanes * step; ++i)
+      spread.push_back(i % step == 0 ? static_cast<int>(i / step) : static_cast<int>(lanes));
+    Value *wideMask = builder.CreateShuffleVector(
+        laneMask_, llvm::Constant::getNullValue(laneMask_->getType()), spread);
+    Value *all =
+        builder.CreateMaskedLoad(wide, base, align, wideMask, llvm::PoisonValue::get(wide));
+    std::vector<int> pick;
+    for (unsigned i = 0; i < lanes; ++i)
+      pick.push_back(static_cast<int>(i * step));
+    stored = builder.CreateShuffleVector(all, pick);
+  } else {
+    bool contiguous = false;
+    Value *addr = address(op->buffer, op->indices[0], contiguous, /*inBounds=*/false);
+    if (contiguous)
+      stored = builder.CreateMaskedLoad(type, addr, align, laneMask_, llvm::PoisonValue::get(type));
+    else
+      stored = builder.CreateMaskedGather(
+          type, addr->getType()->isVectorTy() ? addr : builder.CreateVectorSplat(t.lanes(), addr),
+          align, laneMask_);
+  }
   return fromStorage(stored, t);
 }
 

@@ -103,12 +103,16 @@ private:
   llvm::Value *call(const ir::Call *op);
   llvm::Value *select(const ir::Select *op);
   llvm::Value *load(const ir::BufferLoad *op);
+  /// A vector load under laneMask_: only the lanes it sets touch memory.
+  llvm::Value *maskedLoad(const ir::BufferLoad *op);
   llvm::Value *roundHalf(llvm::Value *value, ir::DType t);
   llvm::Value *decodeHalf(llvm::Value *bits, bool bf16);
   llvm::Value *constantFloat(ir::DType t, double v);
   /// The address of element `index` (a vector of addresses for a vector index), and whether
-  /// it is a contiguous vector access (a Ramp of stride 1).
-  llvm::Value *address(const ir::Buffer &buffer, const ir::Expr &index, bool &contiguous);
+  /// it is a contiguous vector access (a Ramp of stride 1). `inBounds`: the address is within
+  /// the buffer (false for a masked access, whose masked-off lanes may lie outside it).
+  llvm::Value *address(const ir::Buffer &buffer, const ir::Expr &index, bool &contiguous,
+                       bool inBounds = true);
 
   void forLoop(const ir::For *op);
   void parallelFor(const ir::For *op);
@@ -130,6 +134,12 @@ private:
   std::unordered_map<const void *, llvm::Value *> buffers_;
   /// malloc'ed allocations in scope at the current point (outside loops), outermost first.
   std::vector<llvm::Value *> heap_;
+  /// Inside a branch of a select with a vector condition: the lanes that take it (vector of
+  /// i1); the branch's loads read only those. nullptr elsewhere.
+  llvm::Value *laneMask_ = nullptr;
+  /// The loads of the vector conditions of the unmasked selects around that point: read on
+  /// every lane already, so read again without a mask.
+  std::vector<ir::Expr> readByCondition_;
   int loopDepth_ = 0;
   int outlined_ = 0;
   bool inOutlined_ = false;

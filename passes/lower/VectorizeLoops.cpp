@@ -123,9 +123,70 @@ private:
       return failed ? Expr()
                     : Cast::make(e.dtype().withLanes(static_cast<uint16_t>(lanes_)), a, e->loc);
     }
+    case ExprKind::Select: {
+      // A condition the same for every lane stays scalar (the backends branch on it); one that
+      // differs between lanes becomes a vector of bools (a padding guard: the lanes of a
+      // pooling window's first columns that fall left of the input). Either way a branch's
+      // loads read only the lanes that choose it: the backends mask them (backends/llvm:
+      // masked loads; backends/cpp: lane by lane), so a guard keeps protecting its load.
+      const auto *op = e.as<Select>();
+      Expr c = usesVar(op->condition, v_) ? mask(op->condition) : op->condition;
+      Expr a = vec(op->trueValue), b = vec(op->falseValue);
+      return failed ? Expr() : Select::make(c, a, b, e->loc);
+    }
     default:
       return failExpr();
     }
+  }
+
+  /// A lane-dependent condition as a vector of bools: `&&`, `||` and `!` of comparisons, of
+  /// vectorizable floats or of i64 expressions affine in the loop variable (a ramp of their
+  /// values on the lanes).
+  Expr mask(const Expr &e) {
+    if (failed)
+      return Expr();
+    if (!usesVar(e, v_))
+      return Broadcast::make(e, lanes_, e->loc);
+    switch (e.kind()) {
+    case ExprKind::And: {
+      Expr a = mask(e.as<And>()->a), b = mask(e.as<And>()->b);
+      return failed ? Expr() : And::make(a, b, e->loc);
+    }
+    case ExprKind::Or: {
+      Expr a = mask(e.as<Or>()->a), b = mask(e.as<Or>()->b);
+      return failed ? Expr() : Or::make(a, b, e->loc);
+    }
+    case ExprKind::Not: {
+      Expr a = mask(e.as<Not>()->a);
+      return failed ? Expr() : Not::make(a, e->loc);
+    }
+#define TDSL_VECTOR_CMP(NAME)                                                                      \
+  case ExprKind::NAME: {                                                                           \
+    const auto *op = e.as<NAME>();                                                                 \
+    Expr a = operand(op->a), b = operand(op->b);                                                   \
+    if (failed)                                                                                    \
+      return Expr();                                                                               \
+    return NAME::make(a, b, op->loc);                                                              \
+  }
+      TDSL_FOR_EACH_CMP_NODE(TDSL_VECTOR_CMP)
+#undef TDSL_VECTOR_CMP
+    default:
+      return failExpr();
+    }
+  }
+
+  /// An operand of a lane-dependent comparison as a vector.
+  Expr operand(const Expr &e) {
+    if (vectorElement(e.dtype()))
+      return vec(e);
+    if (e.dtype() != DType::i64() || contains<BufferLoad>(e))
+      return failExpr();
+    if (!usesVar(e, v_))
+      return Broadcast::make(e, lanes_, e->loc);
+    std::optional<int64_t> c = coefficientOf(e, v_);
+    if (!c)
+      return failExpr();
+    return Ramp::make(simplify(substitute(e, {{v_, loop_->min}})), intImm(*c), lanes_, e->loc);
   }
 
   const For *loop_;
