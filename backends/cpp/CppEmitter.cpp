@@ -579,6 +579,24 @@ Expr laneOf(const Expr &e, int64_t lane) {
       return simplify(mutate(op->base) + mutate(op->stride) * intImm(lane));
     }
     Expr visit(const Broadcast *op) override { return mutate(op->value); }
+    // Conditions folded where a lane's operands are constants (simplify leaves `&&`, `||`, `!`
+    // of constants as they are).
+    Expr visit(const Not *op) override {
+      Expr a = simplify(mutate(op->a));
+      if (std::optional<int64_t> v = asConstInt(a))
+        return boolImm(!*v);
+      return Not::make(a, op->loc);
+    }
+    Expr visit(const And *op) override { return logical(op->a, op->b, false, op->loc); }
+    Expr visit(const Or *op) override { return logical(op->a, op->b, true, op->loc); }
+    /// `a && b` (isOr false) or `a || b`: one constant operand decides or drops out.
+    Expr logical(const Expr &x, const Expr &y, bool isOr, SourceLoc loc) {
+      Expr a = simplify(mutate(x)), b = simplify(mutate(y));
+      for (auto [known, other] : {std::pair(a, b), std::pair(b, a)})
+        if (std::optional<int64_t> v = asConstInt(known))
+          return (*v != 0) == isOr ? boolImm(isOr) : other;
+      return isOr ? Or::make(a, b, loc) : And::make(a, b, loc);
+    }
     Expr visit(const Select *op) override {
       Expr c = simplify(mutate(op->condition));
       if (std::optional<int64_t> known = asConstInt(c))
