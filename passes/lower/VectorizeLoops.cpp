@@ -20,6 +20,17 @@ bool vectorElement(DType t) { return t == DType::f32() || t == DType::f64(); }
 /// The most elements apart that consecutive lanes of a vectorized load may be.
 constexpr int64_t kMaxLoadStride = 4;
 
+/// A `case` of LoopVectorizer's expression rewriters for the binary node NAME: both operands
+/// rewritten by the member OPERAND, then the node on them.
+#define TDSL_VECTOR_BINARY_OF(NAME, OPERAND)                                                       \
+  case ExprKind::NAME: {                                                                           \
+    const auto *op = e.as<NAME>();                                                                 \
+    Expr a = OPERAND(op->a), b = OPERAND(op->b);                                                   \
+    if (failed)                                                                                    \
+      return Expr();                                                                               \
+    return NAME::make(a, b, op->loc);                                                              \
+  }
+
 /// Rewrites the body of one loop; `failed` is set when some part has no vector form.
 class LoopVectorizer {
 public:
@@ -79,14 +90,7 @@ private:
         return Expr();
       return BufferLoad::make(op->buffer, {index}, op->loc);
     }
-#define TDSL_VECTOR_BINARY(NAME)                                                                   \
-  case ExprKind::NAME: {                                                                           \
-    const auto *op = e.as<NAME>();                                                                 \
-    Expr a = vec(op->a), b = vec(op->b);                                                           \
-    if (failed)                                                                                    \
-      return Expr();                                                                               \
-    return NAME::make(a, b, op->loc);                                                              \
-  }
+#define TDSL_VECTOR_BINARY(NAME) TDSL_VECTOR_BINARY_OF(NAME, vec)
       TDSL_VECTOR_BINARY(Add)
       TDSL_VECTOR_BINARY(Sub)
       TDSL_VECTOR_BINARY(Mul)
@@ -148,26 +152,13 @@ private:
     if (!usesVar(e, v_))
       return Broadcast::make(e, lanes_, e->loc);
     switch (e.kind()) {
-    case ExprKind::And: {
-      Expr a = mask(e.as<And>()->a), b = mask(e.as<And>()->b);
-      return failed ? Expr() : And::make(a, b, e->loc);
-    }
-    case ExprKind::Or: {
-      Expr a = mask(e.as<Or>()->a), b = mask(e.as<Or>()->b);
-      return failed ? Expr() : Or::make(a, b, e->loc);
-    }
+      TDSL_VECTOR_BINARY_OF(And, mask)
+      TDSL_VECTOR_BINARY_OF(Or, mask)
     case ExprKind::Not: {
       Expr a = mask(e.as<Not>()->a);
       return failed ? Expr() : Not::make(a, e->loc);
     }
-#define TDSL_VECTOR_CMP(NAME)                                                                      \
-  case ExprKind::NAME: {                                                                           \
-    const auto *op = e.as<NAME>();                                                                 \
-    Expr a = operand(op->a), b = operand(op->b);                                                   \
-    if (failed)                                                                                    \
-      return Expr();                                                                               \
-    return NAME::make(a, b, op->loc);                                                              \
-  }
+#define TDSL_VECTOR_CMP(NAME) TDSL_VECTOR_BINARY_OF(NAME, operand)
       TDSL_FOR_EACH_CMP_NODE(TDSL_VECTOR_CMP)
 #undef TDSL_VECTOR_CMP
     default:
@@ -193,6 +184,8 @@ private:
   Var v_;
   int lanes_;
 };
+
+#undef TDSL_VECTOR_BINARY_OF
 
 /// Every access of a buffer the body stores to must be at that store's index: then each
 /// iteration touches its own element of it, and running the statements one after the other
