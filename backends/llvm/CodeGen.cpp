@@ -866,27 +866,42 @@ llvm::Value *FunctionEmitter::load(const BufferLoad *op) {
   DType t = op->type;
   llvm::Align align(static_cast<uint64_t>(op->buffer.dtype().storageBytes()));
   llvm::Type *type = state.storageType(t);
-  if (laneMask_ && t.isVector() &&
-      std::none_of(readByCondition_.begin(), readByCondition_.end(),
-                   [&](const Expr &read) { return equalExpr(read, Expr(op)); }))
-    return maskedLoad(op);
+  // In a branch of a vector select, only the lanes that take it (laneMask_) are read, through
+  // addresses without `inbounds` (a masked-off lane's may lie outside the buffer); a load the
+  // select's condition already read on every lane needs no mask.
+  Value *mask = laneMask_ && t.isVector() &&
+                        std::none_of(readByCondition_.begin(), readByCondition_.end(),
+                                     [&](const Expr &read) { return equalExpr(read, Expr(op)); })
+                    ? laneMask_
+                    : nullptr;
   // ramp(b, s, L) with a small constant stride s (lower.vectorize makes them, s <= 4): one
   // masked load of the (L - 1)·s + 1 elements from b (the lanes past them are masked off, so
-  // nothing beyond the last element read is touched), then every s-th lane. A gather costs
-  // a load per lane (and far more than that on AMD's cores).
+  // nothing beyond the last element read is touched; under a lane mask, lane i·s is read when
+  // lane i is set), then every s-th lane. A gather costs a load per lane (and far more than
+  // that on AMD's cores).
   if (const auto *ramp = op->indices[0].as<Ramp>(); ramp && t.isVector()) {
     std::optional<int64_t> s = asConstInt(ramp->stride);
     if (s && *s >= 2 && *s <= 4) {
       bool unused = false;
-      Value *base = address(op->buffer, ramp->base, unused);
+      Value *base = address(op->buffer, ramp->base, unused, /*inBounds=*/!mask);
       unsigned lanes = t.lanes(), step = static_cast<unsigned>(*s);
       unsigned span = (lanes - 1) * step + 1;
       auto *wide = llvm::FixedVectorType::get(type->getScalarType(), lanes * step);
-      std::vector<llvm::Constant *> mask;
-      for (unsigned i = 0; i < lanes * step; ++i)
-        mask.push_back(builder.getInt1(i < span));
-      Value *all = builder.CreateMaskedLoad(wide, base, align, llvm::ConstantVector::get(mask),
-                                            llvm::PoisonValue::get(wide));
+      Value *wideMask = nullptr;
+      if (mask) {
+        std::vector<int> spread;
+        for (unsigned i = 0; i < lanes * step; ++i)
+          spread.push_back(i % step == 0 ? static_cast<int>(i / step) : static_cast<int>(lanes));
+        wideMask = builder.CreateShuffleVector(mask, llvm::Constant::getNullValue(mask->getType()),
+                                               spread);
+      } else {
+        std::vector<llvm::Constant *> bits;
+        for (unsigned i = 0; i < lanes * step; ++i)
+          bits.push_back(builder.getInt1(i < span));
+        wideMask = llvm::ConstantVector::get(bits);
+      }
+      Value *all =
+          builder.CreateMaskedLoad(wide, base, align, wideMask, llvm::PoisonValue::get(wide));
       std::vector<int> pick;
       for (unsigned i = 0; i < lanes; ++i)
         pick.push_back(static_cast<int>(i * step));
@@ -894,52 +909,20 @@ llvm::Value *FunctionEmitter::load(const BufferLoad *op) {
     }
   }
   bool contiguous = false;
-  Value *addr = address(op->buffer, op->indices[0], contiguous);
+  Value *addr = address(op->buffer, op->indices[0], contiguous, /*inBounds=*/!mask);
   Value *stored = nullptr;
-  if (!t.isVector() || contiguous)
+  if ((!t.isVector() || contiguous) && mask)
+    stored = builder.CreateMaskedLoad(type, addr, align, mask, llvm::PoisonValue::get(type));
+  else if (!t.isVector() || contiguous)
     stored = builder.CreateAlignedLoad(type, addr, align);
   else if (addr->getType()->isVectorTy())
-    stored = builder.CreateMaskedGather(type, addr, align);
+    stored = builder.CreateMaskedGather(type, addr, align, mask);
+  else if (mask) // a scalar index for a vector, read on the lanes of the mask
+    stored =
+        builder.CreateMaskedGather(type, builder.CreateVectorSplat(t.lanes(), addr), align, mask);
   else // a scalar index for a vector: every lane reads the same element
     stored = builder.CreateVectorSplat(
         t.lanes(), builder.CreateAlignedLoad(type->getScalarType(), addr, align));
-  return fromStorage(stored, t);
-}
-
-llvm::Value *FunctionEmitter::maskedLoad(const BufferLoad *op) {
-  DType t = op->type;
-  llvm::Align align(static_cast<uint64_t>(op->buffer.dtype().storageBytes()));
-  llvm::Type *type = state.storageType(t);
-  Value *stored = nullptr;
-  const auto *ramp = op->indices[0].as<Ramp>();
-  std::optional<int64_t> s = ramp ? asConstInt(ramp->stride) : std::nullopt;
-  if (s && *s >= 2 && *s <= 4) {
-    // As load()'s strided form, the wide vector's lane i·s read when lane i is set.
-    bool unused = false;
-    Value *base = address(op->buffer, ramp->base, unused, /*inBounds=*/false);
-    unsigned lanes = t.lanes(), step = static_cast<unsigned>(*s);
-    auto *wide = llvm::FixedVectorType::get(type->getScalarType(), lanes * step);
-    std::vector<int> spread;
-    for (unsigned i = 0; i < lanes * step; ++i)
-      spread.push_back(i % step == 0 ? static_cast<int>(i / step) : static_cast<int>(lanes));
-    Value *wideMask = builder.CreateShuffleVector(
-        laneMask_, llvm::Constant::getNullValue(laneMask_->getType()), spread);
-    Value *all =
-        builder.CreateMaskedLoad(wide, base, align, wideMask, llvm::PoisonValue::get(wide));
-    std::vector<int> pick;
-    for (unsigned i = 0; i < lanes; ++i)
-      pick.push_back(static_cast<int>(i * step));
-    stored = builder.CreateShuffleVector(all, pick);
-  } else {
-    bool contiguous = false;
-    Value *addr = address(op->buffer, op->indices[0], contiguous, /*inBounds=*/false);
-    if (contiguous)
-      stored = builder.CreateMaskedLoad(type, addr, align, laneMask_, llvm::PoisonValue::get(type));
-    else
-      stored = builder.CreateMaskedGather(
-          type, addr->getType()->isVectorTy() ? addr : builder.CreateVectorSplat(t.lanes(), addr),
-          align, laneMask_);
-  }
   return fromStorage(stored, t);
 }
 

@@ -103,8 +103,6 @@ private:
   llvm::Value *call(const ir::Call *op);
   llvm::Value *select(const ir::Select *op);
   llvm::Value *load(const ir::BufferLoad *op);
-  /// A vector load under laneMask_: only the lanes it sets touch memory.
-  llvm::Value *maskedLoad(const ir::BufferLoad *op);
   llvm::Value *roundHalf(llvm::Value *value, ir::DType t);
   llvm::Value *decodeHalf(llvm::Value *bits, bool bf16);
   llvm::Value *constantFloat(ir::DType t, double v);
