@@ -108,6 +108,48 @@ bool fitsSite(const SampleSite &site, const Decision &d) {
   return product == site.extent && (site.maxInnermost <= 0 || d.back() <= site.maxInnermost);
 }
 
+std::optional<std::vector<Decision>> reshapeTiles(const std::vector<SampleSite> &sites,
+                                                  const std::vector<Decision> &decisions,
+                                                  uint64_t &state) {
+  std::vector<size_t> tilings;
+  for (size_t i = 0; i < sites.size() && i < decisions.size(); ++i)
+    if (sites[i].kind == SampleSite::Kind::PerfectTile && sites[i].maxInnermost > 0 &&
+        decisions[i].size() > 1)
+      tilings.push_back(i);
+  if (tilings.size() < 2)
+    return std::nullopt;
+  for (int tries = 0; tries < 8; ++tries) {
+    size_t a = tilings[nextRandom(state) % tilings.size()];
+    size_t b = tilings[nextRandom(state) % tilings.size()];
+    if (a == b)
+      continue;
+    std::vector<Decision> d = decisions;
+    Decision &da = d[a], &db = d[b];
+    std::vector<int64_t> qs; // the factors of a's innermost tile
+    for (int64_t q = 2; q <= da.back(); ++q)
+      if (da.back() % q == 0)
+        qs.push_back(q);
+    if (qs.empty())
+      continue;
+    int64_t q = qs[nextRandom(state) % qs.size()];
+    std::vector<size_t> givers; // the levels of b, other than the innermost, that q divides
+    for (size_t l = 0; l + 1 < db.size(); ++l)
+      if (db[l] % q == 0)
+        givers.push_back(l);
+    if (givers.empty())
+      continue;
+    size_t give = givers[nextRandom(state) % givers.size()];
+    size_t take = nextRandom(state) % (da.size() - 1);
+    da.back() /= q;
+    da[take] *= q;
+    db[give] /= q;
+    db.back() *= q;
+    if (fitsSite(sites[a], da) && fitsSite(sites[b], db))
+      return d;
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 std::string argText(const ScheduleArg &a, const std::map<std::string, int64_t> &decided) {

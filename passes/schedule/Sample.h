@@ -73,6 +73,16 @@ Decision drawDecision(const SampleSite &site, uint64_t &state);
 /// Whether `d` is a possible decision of `site`.
 bool fitsSite(const SampleSite &site, const Decision &d);
 
+/// A mutation of the tuner's search: the innermost tiles of two perfect tilings with a bounded
+/// innermost factor (those a space vectorizes or unrolls: the register tile) trade a factor q
+/// (one's innermost factor divided by q, the other's multiplied), each tiling making up for it
+/// at one of its other levels, so that the register tile changes shape and keeps its size
+/// (8 x 32 <-> 4 x 64). Nullopt when the draw finds no such move (fewer than two such tilings,
+/// or no factor the other tiling can give up).
+std::optional<std::vector<Decision>> reshapeTiles(const std::vector<SampleSite> &sites,
+                                                  const std::vector<Decision> &decisions,
+                                                  uint64_t &state);
+
 /// The script with its decisions written in, as `schedule FUNC { … }` source text: each
 /// sample_* statement is dropped and the names it bound are replaced by the decided integers.
 std::string plainScheduleText(const ir::ScheduleScript &script,

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -114,13 +115,35 @@ bool appendRecord(const std::string &file, const Record &r) {
   return bool(out);
 }
 
+std::vector<Measured> measuredCandidates(const std::vector<Record> &records, const std::string &key,
+                                         const std::string &target) {
+  std::map<std::pair<int, std::string>, std::vector<const Record *>> groups;
+  std::vector<std::pair<int, std::string>> order; // first measurement first
+  for (const Record &r : records)
+    if (r.ok && r.key == key && r.target == target) {
+      std::pair<int, std::string> id{r.generated, nlohmann::json(r.decisions).dump()};
+      auto [it, fresh] = groups.try_emplace(id);
+      if (fresh)
+        order.push_back(id);
+      it->second.push_back(&r);
+    }
+  std::vector<Measured> out;
+  for (const auto &id : order) {
+    std::vector<const Record *> g = groups[id];
+    std::stable_sort(g.begin(), g.end(),
+                     [](const Record *a, const Record *b) { return a->seconds < b->seconds; });
+    size_t n = g.size();
+    out.push_back({g[(n - 1) / 2], (g[(n - 1) / 2]->seconds + g[n / 2]->seconds) / 2, n});
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Measured &a, const Measured &b) { return a.seconds < b.seconds; });
+  return out;
+}
+
 const Record *best(const std::vector<Record> &records, const std::string &key,
                    const std::string &target) {
-  const Record *b = nullptr;
-  for (const Record &r : records)
-    if (r.ok && r.key == key && r.target == target && (!b || r.seconds < b->seconds))
-      b = &r;
-  return b;
+  std::vector<Measured> m = measuredCandidates(records, key, target);
+  return m.empty() ? nullptr : m[0].median;
 }
 
 } // namespace tdsl::tuning

@@ -43,8 +43,20 @@ std::string toJson(const Record &r);
 /// Appends `r` to `file`; false when it cannot be written.
 bool appendRecord(const std::string &file, const Record &r);
 
-/// The fastest ok record of `records` for `key` on `target`, or null.
+/// One candidate's measurements (its records of one key and target with the same level and
+/// decisions): a record of the median time (the lower middle one of an even count), the median
+/// (of an even count, the mean of the middle two), and how many.
+struct Measured {
+  const Record *median = nullptr;
+  double seconds = 0;
+  size_t count = 0;
+};
+/// The ok candidates of `records` for `key` on `target`, fastest median first (ties: the
+/// candidate measured first). A candidate measured more than once is ranked by its median, so
+/// that one lucky measurement does not make it the best.
+std::vector<Measured> measuredCandidates(const std::vector<Record> &records, const std::string &key,
+                                         const std::string &target);
+/// The record of the fastest candidate by median (measuredCandidates), or null.
 const Record *best(const std::vector<Record> &records, const std::string &key,
                    const std::string &target);
-
 } // namespace tdsl::tuning
