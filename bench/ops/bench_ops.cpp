@@ -1,14 +1,17 @@
 //===- bench/ops/bench_ops.cpp - The nn library against oneDNN at model shapes ----------------===//
 //
-// bench_ops KERNEL_DIR [--threads=1,2] [--reps=N] [--ops=a,b] [--check-only]: times the
-// standard library's nn functions (objects made by `tdslc stdlib/nn.tdsl --func F -D F.C=V ...
-// --emit=obj -O3`, loaded from KERNEL_DIR/F[.V...].so) against the matching oneDNN primitive,
-// in one process, alternating call by call:
-//   conv       nn.conv2d<S, P> on ResNet-18's 3x3 and 1x1 convolutions  / convolution
+// bench_ops KERNEL_DIR [--threads=1,2] [--reps=N] [--ops=a,b] [--tuned=DIR] [--check-only]:
+// times the standard library's nn functions (objects made by `tdslc stdlib/nn.tdsl --func F
+// -D F.C=V ... --emit=obj -O3`, loaded from KERNEL_DIR/F[.V...].so) against the matching oneDNN
+// primitive, in one process, alternating call by call:
+//   conv       nn.conv2d<S, P> on ResNet-18's convolutions (7x7, 3x3, 1x1) / convolution
 //   convpack   the same layers with nn.conv2d_packed<S, P, K, KV, WT>, the weight packed once by
 //              nn.conv2d_pack_weight<KV> before timing (what graph.pack-weights and
 //              graph.fold-calls do at compile time; untimed), oneDNN's side as in conv
 //                                                                        / convolution
+//   tunedconv  with --tuned=DIR only: the same layers with the copies of nn.conv2d_packed that
+//              tdsl-tune tuned in ResNet-18 (DIR/TASK.so, made by bench/ops/tuned_convs.py from
+//              the tuner's work folder and -o file)                     / convolution
 //   dwconv     nn.conv2d_ext with groups = channels on MobileNetV2's 3x3 depthwise
 //              convolutions                                              / grouped convolution
 //   depthwise  the same layers as graph.pack-weights routes them: nn.conv2d_depthwise<1, 3>
@@ -156,6 +159,7 @@ struct OneDnn {
 
 struct Options {
   std::string dir;
+  std::string tuned; ///< --tuned=DIR: tdsl-tune's convolutions (tunedconv)
   std::vector<int> threads{1, 2};
   int reps = 20;
   bool checkOnly = false;
@@ -235,13 +239,14 @@ struct Conv {
   int64_t c, h, k, r, s, p;
 };
 
-// ResNet-18's 3x3 and 1x1 convolutions at batch 1 (the 7x7 stem is left out).
+// ResNet-18's convolutions at batch 1: the 7x7 stem, the 3x3 and the 1x1 layers.
 const Conv kResNet[] = {
-    {"layer1 3x3", 64, 56, 64, 3, 1, 1},           {"layer2.0 3x3 s2", 64, 56, 128, 3, 2, 1},
-    {"layer2 3x3", 128, 28, 128, 3, 1, 1},         {"layer2 down 1x1 s2", 64, 56, 128, 1, 2, 0},
-    {"layer3.0 3x3 s2", 128, 28, 256, 3, 2, 1},    {"layer3 3x3", 256, 14, 256, 3, 1, 1},
-    {"layer3 down 1x1 s2", 128, 28, 256, 1, 2, 0}, {"layer4.0 3x3 s2", 256, 14, 512, 3, 2, 1},
-    {"layer4 3x3", 512, 7, 512, 3, 1, 1},          {"layer4 down 1x1 s2", 256, 14, 512, 1, 2, 0},
+    {"conv1 7x7 s2", 3, 224, 64, 7, 2, 3},         {"layer1 3x3", 64, 56, 64, 3, 1, 1},
+    {"layer2.0 3x3 s2", 64, 56, 128, 3, 2, 1},     {"layer2 3x3", 128, 28, 128, 3, 1, 1},
+    {"layer2 down 1x1 s2", 64, 56, 128, 1, 2, 0},  {"layer3.0 3x3 s2", 128, 28, 256, 3, 2, 1},
+    {"layer3 3x3", 256, 14, 256, 3, 1, 1},         {"layer3 down 1x1 s2", 128, 28, 256, 1, 2, 0},
+    {"layer4.0 3x3 s2", 256, 14, 512, 3, 2, 1},    {"layer4 3x3", 512, 7, 512, 3, 1, 1},
+    {"layer4 down 1x1 s2", 256, 14, 512, 1, 2, 0},
 };
 
 // MobileNetV2's 3x3 depthwise convolutions at batch 1 (channels, size, stride), padding 1.
@@ -257,6 +262,8 @@ const Conv kMobileNet[] = {
 using ConvDwFn = int32_t (*)(const float *, const float *, float *, int64_t, int64_t, int64_t,
                              int64_t);
 
+// A tuned copy at static shapes takes no shape arguments.
+using TunedConvFn = int32_t (*)(const float *, const float *, float *);
 // conv2d_packed has the packed weight's block count KB in place of K.
 using PackFn = int32_t (*)(const float *, float *, int64_t, int64_t, int64_t, int64_t);
 // graph.pack-weights' channel block: --pack-block, by default the configure-time choice for the
@@ -268,8 +275,10 @@ int64_t kPackBlock = TDSL_OPS_PACK_BLOCK;
 
 /// A convolution, depthwise when `depthwise` (groups = channels, weights [K, 1, R, R]: with
 /// `packed`, nn.conv2d_depthwise[_cb], else nn.conv2d_ext); with `packed` and not `depthwise`,
-/// nn.conv2d_packed on the weight packed once (untimed).
-void benchConv(Options &o, const Conv &l, bool depthwise, bool packed = false) {
+/// nn.conv2d_packed on the weight packed once (untimed); with `tuned` too, the copy of it at the
+/// layer's shapes that tdsl-tune tuned in a model (--tuned=DIR: DIR/TASK.so, TASK as the graph
+/// names it, `nn_conv2d_packed_S_P_K_KV_WT_1xCxHxWxKBxRxR`, taking x, the packed weight, y).
+void benchConv(Options &o, const Conv &l, bool depthwise, bool packed = false, bool tuned = false) {
   int64_t oh = (l.h + 2 * l.p - l.r) / l.s + 1, cg = depthwise ? 1 : l.c;
   int64_t kb = (l.k + kPackBlock - 1) / kPackBlock;
   std::string sp = std::to_string(l.s) + "." + std::to_string(l.p);
@@ -287,11 +296,17 @@ void benchConv(Options &o, const Conv &l, bool depthwise, bool packed = false) {
                      : packed ? "conv2d_packed." + sp + "." + std::to_string(l.k) + "." +
                                     std::to_string(kPackBlock) + "." + std::to_string(wt)
                               : "conv2d." + sp;
-  void *fn = kernel(o.dir, file,
-                    dw3         ? dwName.c_str()
-                    : depthwise ? "conv2d_ext"
-                    : packed    ? "conv2d_packed"
-                                : "conv2d");
+  std::string task = "nn_conv2d_packed_" + std::to_string(l.s) + "_" + std::to_string(l.p) + "_" +
+                     std::to_string(l.k) + "_" + std::to_string(kPackBlock) + "_" +
+                     std::to_string(wt) + "_1x" + std::to_string(l.c) + "x" + std::to_string(l.h) +
+                     "x" + std::to_string(l.h) + "x" + std::to_string(kb) + "x" +
+                     std::to_string(l.r) + "x" + std::to_string(l.r);
+  void *fn = tuned ? kernel(o.tuned, task, task.c_str())
+                   : kernel(o.dir, file,
+                            dw3         ? dwName.c_str()
+                            : depthwise ? "conv2d_ext"
+                            : packed    ? "conv2d_packed"
+                                        : "conv2d");
   std::vector<float> x = random(l.c * l.h * l.h), w = random(l.k * cg * l.r * l.r),
                      y(l.k * oh * oh), yref(y.size());
   std::vector<float> wp;
@@ -316,9 +331,13 @@ void benchConv(Options &o, const Conv &l, bool depthwise, bool packed = false) {
   ref.bind(DNNL_ARG_DST, pd.dst_desc(), ref.user(yd, tag::nchw, yref.data()), true);
   ref.prim = dnnl::convolution_forward(pd);
   measure(
-      o, dw3 && !rows ? std::string(l.name) + " (cb)" : std::string(l.name),
+      o,
+      dw3 && !rows ? std::string(l.name) + " (cb)"
+      : tuned      ? std::string(l.name) + " tuned"
+                   : std::string(l.name),
       [&] {
-        check(dw3 ? reinterpret_cast<ConvDwFn>(fn)(x.data(), w.data(), y.data(), 1, l.c, l.h, l.h)
+        check(tuned ? reinterpret_cast<TunedConvFn>(fn)(x.data(), wp.data(), y.data())
+              : dw3 ? reinterpret_cast<ConvDwFn>(fn)(x.data(), w.data(), y.data(), 1, l.c, l.h, l.h)
               : depthwise ? reinterpret_cast<ConvExtFn>(fn)(x.data(), w.data(), y.data(), 1, l.c,
                                                             l.h, l.h, l.k, cg, l.r, l.r)
               : packed    ? reinterpret_cast<ConvFn>(fn)(x.data(), wp.data(), y.data(), 1, l.c, l.h,
@@ -529,16 +548,16 @@ std::vector<std::string> splitList(const char *p) {
 int main(int argc, char **argv) {
   const char *usage =
       "usage: bench_ops KERNEL_DIR [--threads=1,2] [--reps=N] "
-      "[--ops=conv,convpack,dwconv,depthwise,linear,maxpool,avgpool,softmax,layernorm,eltwise] "
-      "[--pack-block=KV] [--check-only]\n";
+      "[--ops=conv,convpack,tunedconv,dwconv,depthwise,linear,maxpool,avgpool,softmax,layernorm,"
+      "eltwise] [--pack-block=KV] [--tuned=DIR] [--check-only]\n";
   if (argc < 2) {
     std::fprintf(stderr, "%s", usage);
     return 2;
   }
   Options o;
   o.dir = argv[1];
-  const char *known[] = {"conv",    "convpack", "dwconv",  "depthwise", "linear",
-                         "maxpool", "avgpool",  "softmax", "layernorm", "eltwise"};
+  const char *known[] = {"conv",    "convpack", "tunedconv", "dwconv",    "depthwise", "linear",
+                         "maxpool", "avgpool",  "softmax",   "layernorm", "eltwise"};
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--threads=", 0) == 0) {
@@ -557,12 +576,18 @@ int main(int argc, char **argv) {
         }
     } else if (a.rfind("--pack-block=", 0) == 0) {
       kPackBlock = std::max(1, std::atoi(a.c_str() + 13));
+    } else if (a.rfind("--tuned=", 0) == 0) {
+      o.tuned = a.substr(8);
     } else if (a == "--check-only") {
       o.checkOnly = true;
     } else {
       std::fprintf(stderr, "bench_ops: unknown option %s\n%s", a.c_str(), usage);
       return 2;
     }
+  }
+  if (o.tuned.empty() && std::find(o.ops.begin(), o.ops.end(), "tunedconv") != o.ops.end()) {
+    std::fprintf(stderr, "bench_ops: --ops=tunedconv needs --tuned=DIR\n%s", usage);
+    return 2;
   }
   o.peak = o.checkOnly ? 0 : fmaPeak();
   if (!o.checkOnly)
@@ -582,6 +607,13 @@ int main(int argc, char **argv) {
         std::printf("nn.conv2d_packed (weights packed before timing):\n");
       for (const Conv &l : kResNet)
         benchConv(o, l, false, true);
+    }
+    // Only where asked for, with --tuned=DIR: the kernels come from a tuning run, not the build.
+    if (!o.tuned.empty() && selected(o, "tunedconv")) {
+      if (!o.checkOnly)
+        std::printf("tdsl-tune's nn.conv2d_packed copies (from %s):\n", o.tuned.c_str());
+      for (const Conv &l : kResNet)
+        benchConv(o, l, false, true, true);
     }
     if (selected(o, "dwconv"))
       for (const Conv &l : kMobileNet)
