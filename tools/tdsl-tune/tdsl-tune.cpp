@@ -67,6 +67,8 @@ candidates, each checked against the unscheduled function first (spec §12, docs
   --work DIR               folder of the candidates' files (default: a fresh one in /tmp)
   --no-baseline            do not measure the functions' own (plain) schedules first: only
                            generated candidates compete
+  --explore P              share of the evolutionary trials that measure a new candidate
+                           whatever the cost model predicts (default 0.125; 0 to 1)
   -I DIR, --stdlib DIR     as tdslc
   -h, --help               print this help and exit
 )";
@@ -78,8 +80,9 @@ struct TuneOptions : DriverOptions {
   int threads = 0;
   int64_t repeat = 10;
   double timeout = 60;
-  std::string self;     // argv[0]
-  bool baseline = true; // measure each function's own schedule first (--no-baseline: not)
+  std::string self;       // argv[0]
+  bool baseline = true;   // measure each function's own schedule first (--no-baseline: not)
+  double explore = 0.125; // share of the evolutionary trials that explore (--explore)
 };
 
 int usageError(const std::string &m) { return cl::usageError("tdsl-tune", m); }
@@ -891,13 +894,19 @@ int Tuner::run() {
           break;
         std::optional<Candidate> pick;
         // Random candidates first; then the best predicted of a population mutated from the
-        // fastest measured ones, with some fresh draws.
+        // fastest measured ones, with some fresh draws. One evolutionary trial in eight
+        // (--explore) explores, as MetaSchedule's epsilon-greedy: it measures the first new
+        // member of the population whatever the model predicts for it, so that a region the
+        // model has learnt to avoid from a few bad samples is still visited (docs/decisions.md,
+        // "Tuner").
         bool evolve = int64_t(pool_[t.name].size()) >= warmup;
-        phase_ = evolve ? "evolutionary" : "random";
+        bool explore =
+            evolve && double(schedule::nextRandom(state) >> 11) * 0x1p-53 < opts_.explore;
+        phase_ = explore ? "exploring" : evolve ? "evolutionary" : "random";
         double bestScore = 0;
         int evaluated = 0;
-        for (int attempt = 0; attempt < (evolve ? 192 : 32) && evaluated < (evolve ? 48 : 1);
-             ++attempt) {
+        int population = explore || !evolve ? 1 : 48;
+        for (int attempt = 0; attempt < (evolve ? 192 : 32) && evaluated < population; ++attempt) {
           std::optional<Candidate> c;
           if (evolve && schedule::nextRandom(state) % 4 != 0) {
             std::vector<Candidate> &pool = pool_[t.name];
@@ -911,7 +920,7 @@ int Tuner::run() {
           if (!c || t.measured.count(decisionsText(c->decisions)))
             continue;
           ++evaluated;
-          double score = evolve ? predict(*c) : 0;
+          double score = evolve && !explore ? predict(*c) : 0;
           if (!pick || score > bestScore) {
             pick = c;
             bestScore = score;
@@ -991,7 +1000,8 @@ int main(int argc, char **argv) {
   desc.add_options()("trials", cl::value(), "")("time-limit", cl::value(), "")(
       "db", cl::value(), "")("output,o", cl::value(), "")("threads", cl::value(), "")(
       "runner", cl::value(), "")("repeat", cl::value(), "")("timeout", cl::value(), "")(
-      "work", cl::value(), "")("no-baseline", "")("file", cl::value(), "");
+      "work", cl::value(), "")("no-baseline", "")("explore", cl::value(), "")("file", cl::value(),
+                                                                              "");
   cl::Parsed p;
   TuneOptions opts;
   opts.self = argv[0];
@@ -1019,9 +1029,12 @@ int main(int argc, char **argv) {
                               {"time-limit", &opts.timeLimit, 0},
                               {"threads", &threads, 1},
                               {"repeat", &repeat, 1},
-                              {"timeout", &opts.timeout, 1}})
+                              {"timeout", &opts.timeout, 1},
+                              {"explore", &opts.explore, 0}})
     if (std::string error = number(name, *v, min); !error.empty())
       return usageError(error);
+  if (opts.explore > 1)
+    return usageError("invalid value '" + p.last("explore").value_or("") + "' for --explore");
   opts.trials = int64_t(trials);
   opts.threads = int(threads);
   opts.repeat = int64_t(repeat);
