@@ -16,7 +16,9 @@ Routes (ROUTES below; adding a backend is one line there):
 - cpp               `tdslc --emit=cpp` + `--emit=header`, compiled with g++ -O2 -Wall -Wextra
                     -Werror -fopenmp with the generic DLPack harness of test/CodeGen/CPP
                     (built once per function, constants and scalar inputs: the
-                    shapes are bound at run time, so the cases of a function share it);
+                    shapes are bound at run time, so the cases of a function share it;
+                    the harness's main() is compiled once per test, -DTDSL_HARNESS_SPLIT,
+                    and a two-line shim compiled with the header makes the call);
 - llvm-jit          `tdsl-run` without --interpret (the LLVM JIT);
 - llvm-obj          `tdslc --emit=obj` (LLVM directly) linked with the same harness.
 Every route always runs: one that breaks fails the case, it is never skipped.
@@ -36,7 +38,8 @@ import numpy as np
 
 TDSLC, TDSL_RUN, SOURCE, TMP = sys.argv[1:5]
 HERE = os.path.dirname(os.path.abspath(__file__))
-HARNESS = os.path.join(HERE, "..", "..", "CodeGen", "CPP", "Inputs", "harness.cpp")
+sys.path.insert(0, os.path.join(HERE, "..", "..", "CodeGen", "CPP", "Inputs"))
+import harness_split  # noqa: E402
 CXXFLAGS = ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror"]
 OMP_LIBDIR = os.environ.get("TDSL_OMP_LIBDIR", "/usr/lib/llvm-19/lib")
 OBJ_LDFLAGS = ["-L" + OMP_LIBDIR, "-Wl,-rpath," + OMP_LIBDIR, "-lomp", "-lm", "-lpthread"]
@@ -148,18 +151,18 @@ def _compile_harness(func, consts, inputs, outputs, stem, obj_flags):
     tensor = itertools.count()
     call_args = ["&t[%d]" % next(tensor) if isinstance(v, np.ndarray) else _literal(v)
                  for v in list(inputs.values()) + list(outputs.values())]
-    defines = ["-I", os.path.dirname(stem), '-DTDSL_HEADER="%s"' % os.path.basename(header),
-               "-DTDSL_CALL(t)=%s_dlpack(%s)" % (symbol, ", ".join(call_args))]
+    # The call, compiled with the function's header; the harness's main() is compiled once.
+    shim = harness_split.shim(stem + "_call.cpp", header, symbol, call_args)
+    driver = harness_split.driver(TMP, CXXFLAGS, lambda args: _ok(_run(args), args))
     exe = stem + ".exe"
     if obj_flags is None:
         args = [TDSLC, SOURCE, "--emit=cpp", "-o", stem + ".cpp"] + flags
         _ok(_run(args), args)
-        args = (["g++"] + CXXFLAGS + ["-fopenmp"] + defines +
-                [HARNESS, stem + ".cpp", "-o", exe, "-lm"])
+        args = ["g++"] + CXXFLAGS + ["-fopenmp", shim, stem + ".cpp", driver, "-o", exe, "-lm"]
     else:
         args = [TDSLC, SOURCE, "--emit=obj", "-o", stem + ".o"] + obj_flags + flags
         _ok(_run(args), args)
-        args = ["g++"] + CXXFLAGS + defines + [HARNESS, stem + ".o", "-o", exe] + OBJ_LDFLAGS
+        args = ["g++"] + CXXFLAGS + [shim, stem + ".o", driver, "-o", exe] + OBJ_LDFLAGS
     _ok(_run(args), args)
     return exe
 

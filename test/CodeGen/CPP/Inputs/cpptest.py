@@ -3,8 +3,8 @@
 A test script is called as `script.py TDSLC TDSL_RUN SOURCE.tdsl TMPDIR`. check() emits the
 function's C++ and header with tdslc, compiles them with g++ (-std=c++17 -O2 -Wall -Wextra
 -Werror -fopenmp) together with the generic harness (harness.cpp, which calls the _dlpack
-entry), runs it on .npy inputs, runs `tdsl-run --interpret` on the same inputs and compares
-the outputs: it prints `MATCH name` for each output within tolerance (|got - want| <= atol +
+entry; its main() is compiled once, harness_split.py), runs it on .npy inputs, runs
+`tdsl-run --interpret` on the same inputs and compares the outputs: it prints `MATCH name` for each output within tolerance (|got - want| <= atol +
 rtol * |want|, exact when both are 0), or a description of the mismatch.
 
 With TDSL_CPPTEST_VIA=both in the environment (test/CodeGen/LLVM), check() builds the function
@@ -24,6 +24,8 @@ import subprocess
 import sys
 
 import numpy as np
+
+import harness_split
 
 TDSLC, TDSL_RUN, SOURCE, TMP = sys.argv[1:5]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -57,14 +59,18 @@ def literal(value):
     return str(value)
 
 
-def harness_defines(func, stem, inputs, outputs):
-    """The -I and -D flags that make harness.cpp call `func`'s DLPack entry: one `&t[k]` per
-    array argument, a literal for each scalar, in the order of the parameters."""
+def harness_shim(func, stem, inputs, outputs):
+    """The shim that makes the split harness (harness_split.py) call `func`'s DLPack entry:
+    one `&t[k]` per array argument, a literal for each scalar, in the order of the parameters."""
     tensor = itertools.count()
     args = ["&t[%d]" % next(tensor) if isinstance(v, np.ndarray) else literal(v)
             for v in list(inputs.values()) + list(outputs.values())]
-    return ["-I", TMP, '-DTDSL_HEADER="%s.h"' % os.path.basename(stem),
-            "-DTDSL_CALL(t)=%s_dlpack(%s)" % (func, ", ".join(args))]
+    return harness_split.shim(stem + "_call.cpp", stem + ".h", func, args)
+
+
+def harness_driver(flags):
+    """The split harness's main(), compiled once per set of flags."""
+    return harness_split.driver(TMP, flags, run_or_die)
 
 
 def build(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag="", obj=False, ldflags=()):
@@ -77,14 +83,15 @@ def build(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag="", obj=False,
         run_or_die([TDSLC, SOURCE, "--func", func, "--emit=cpp", "-o", stem + ".cpp"] + list(tdslc_flags))
     run_or_die([TDSLC, SOURCE, "--func", func, "--emit=header", "-o", stem + ".h"] + list(tdslc_flags))
     exe = stem + ".exe"
-    defines = harness_defines(func, stem, inputs, outputs)
+    shim = harness_shim(func, stem, inputs, outputs)
     if obj:
         flags = [f for f in CXXFLAGS if f != "-fopenmp"] + list(cxxflags)
-        run_or_die(["g++"] + flags + defines + [os.path.join(HERE, "harness.cpp"), stem + ".o", "-o", exe] + OBJ_LDFLAGS
-                   + list(ldflags))
+        run_or_die(["g++"] + flags + [shim, stem + ".o", harness_driver(flags), "-o", exe]
+                   + OBJ_LDFLAGS + list(ldflags))
         return exe
-    run_or_die(["g++"] + CXXFLAGS + list(cxxflags) + defines + [os.path.join(HERE, "harness.cpp"), stem + ".cpp",
-                "-o", exe, "-lm"] + list(ldflags))
+    flags = CXXFLAGS + list(cxxflags)
+    run_or_die(["g++"] + flags + [shim, stem + ".cpp", harness_driver(flags), "-o", exe, "-lm"]
+               + list(ldflags))
     return exe
 
 
@@ -94,19 +101,20 @@ def build_both(func, inputs, outputs, tdslc_flags=(), cxxflags=(), tag=""):
     run_or_die([TDSLC, SOURCE, "--func", func, "--emit=cpp", "-o", stem + ".cpp"] + list(tdslc_flags))
     run_or_die([TDSLC, SOURCE, "--func", func, "--emit=header", "-o", stem + ".h"] + list(tdslc_flags))
     run_or_die([TDSLC, SOURCE, "--func", func, "--emit=obj", "-o", stem + ".llvm.o"] + list(tdslc_flags))
-    defines = harness_defines(func, stem, inputs, outputs)
     flags = CXXFLAGS + list(cxxflags)
-    run_or_die(["g++", "-c"] + flags + defines + [os.path.join(HERE, "harness.cpp"), "-o", stem + ".harness.o"])
+    shim = harness_shim(func, stem, inputs, outputs)
+    run_or_die(["g++", "-c"] + flags + [shim, "-o", stem + ".call.o"])
+    harness = [stem + ".call.o", harness_driver(flags)]
     run_or_die(["g++", "-c"] + flags + [stem + ".cpp", "-o", stem + ".cpp.o"])
-    run_or_die(["g++"] + flags + [stem + ".harness.o", stem + ".cpp.o", "-o", stem + ".cpp.exe", "-lm"])
+    run_or_die(["g++"] + flags + harness + [stem + ".cpp.o", "-o", stem + ".cpp.exe", "-lm"])
     plain = [f for f in flags if f != "-fopenmp"]
-    run_or_die(["g++"] + plain + [stem + ".harness.o", stem + ".llvm.o", "-o", stem + ".llvm.exe"] + OBJ_LDFLAGS)
+    run_or_die(["g++"] + plain + harness + [stem + ".llvm.o", "-o", stem + ".llvm.exe"] + OBJ_LDFLAGS)
     return {"cpp": stem + ".cpp.exe", "llvm": stem + ".llvm.exe"}
 
 
 def add_inputs(func, tag, inputs, bf16, harness_args, interp_args):
     """Saves each array input as a .npy file, named on both command lines (the harness's and
-    tdsl-run's); a scalar goes to tdsl-run only (the harness has it in TDSL_CALL)."""
+    tdsl-run's); a scalar goes to tdsl-run only (the shim has it in the call)."""
     for name, value in inputs.items():
         if isinstance(value, np.ndarray):
             path = os.path.join(TMP, "%s%s_in_%s%s.npy" % (func, tag, name, ".bf16" if name in bf16 else ""))

@@ -8,11 +8,21 @@
 // A file named *.bf16.npy holds bf16 bit patterns (<u2). Exit status 0 on success; on failure
 // it prints tdsl_last_error().
 // With TDSL_HARNESS_NO_MAIN defined it only provides the .npy helpers (sweep_harness.cpp).
+// With TDSL_HARNESS_SPLIT defined it needs no header: main() calls the function through
+// tdsl_harness_call(t) and tdsl_harness_error(), which a small shim compiled with the
+// function's header defines (test/Stdlib/Inputs/routes.py): one object of this driver serves
+// every function of a test.
 
-#ifndef TDSL_HARNESS_NO_MAIN
-#include TDSL_HEADER
-#else
+#if defined(TDSL_HARNESS_NO_MAIN) || defined(TDSL_HARNESS_SPLIT)
 #include <dlpack/dlpack.h>
+#else
+#include TDSL_HEADER
+#endif
+#ifdef TDSL_HARNESS_SPLIT
+extern "C" int32_t tdsl_harness_call(DLTensor *t);
+extern "C" const char *tdsl_harness_error(void);
+#define TDSL_CALL(t) tdsl_harness_call((t).data())
+#define tdsl_last_error tdsl_harness_error
 #endif
 
 #include <cstdint>
