@@ -4,8 +4,9 @@ A test script is called as `script.py TDSLC TDSL_RUN SOURCE.tdsl TMPDIR`. check(
 function's C++ and header with tdslc, compiles them with g++ (-std=c++17 -O2 -Wall -Wextra
 -Werror -fopenmp) together with the generic harness (harness.cpp, which calls the _dlpack
 entry; its main() is compiled once, harness_split.py), runs it on .npy inputs, runs
-`tdsl-run --interpret` on the same inputs and compares the outputs: it prints `MATCH name` for each output within tolerance (|got - want| <= atol +
-rtol * |want|, exact when both are 0), or a description of the mismatch.
+`tdsl-run --interpret` on the same inputs and compares the outputs: it prints `MATCH name` for
+each output within tolerance (|got - want| <= atol + rtol * |want|, exact when both are 0), or
+a description of the mismatch.
 
 With TDSL_CPPTEST_VIA=both in the environment (test/CodeGen/LLVM), check() builds the function
 twice and compares both with the interpreter and with each other: the harness is compiled

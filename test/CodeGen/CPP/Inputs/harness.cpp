@@ -10,7 +10,7 @@
 // With TDSL_HARNESS_NO_MAIN defined it only provides the .npy helpers (sweep_harness.cpp).
 // With TDSL_HARNESS_SPLIT defined it needs no header: main() calls the function through
 // tdsl_harness_call(t) and tdsl_harness_error(), which a small shim compiled with the
-// function's header defines (test/Stdlib/Inputs/routes.py): one object of this driver serves
+// function's header defines (harness_split.py writes it): one object of this driver serves
 // every function of a test.
 
 #if defined(TDSL_HARNESS_NO_MAIN) || defined(TDSL_HARNESS_SPLIT)
