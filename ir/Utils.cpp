@@ -1,6 +1,7 @@
 //===- ir/Utils.cpp - Small IR utilities shared by every pass -----------------------------===//
 #include "ir/Utils.h"
 
+#include "ir/Contains.h"
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
 
@@ -255,6 +256,94 @@ Func withAllocs(const Func &func, std::vector<Buffer> allocBuffers) {
 
 Func mapBody(const Func &func, const char *what, const std::function<Stmt(const Stmt &)> &rewrite) {
   return withBody(func, rewrite(primOf(func, what)->body));
+}
+
+namespace {
+
+bool loadsFrom(const Expr &e, const Buffer &buffer) {
+  return e.defined() &&
+         contains<BufferLoad>(e, [&](const BufferLoad *op) { return op->buffer == buffer; });
+}
+
+} // namespace
+
+bool storesOnEveryPath(const Stmt &s, const Buffer &buffer) {
+  if (!s.defined())
+    return false;
+  if (const auto *st = s.as<BufferStore>())
+    return st->buffer == buffer;
+  if (const auto *seq = s.as<SeqStmt>())
+    return std::any_of(seq->seq.begin(), seq->seq.end(),
+                       [&](const Stmt &x) { return storesOnEveryPath(x, buffer); });
+  if (const auto *c = s.as<IfThenElse>())
+    return storesOnEveryPath(c->thenCase, buffer) && storesOnEveryPath(c->elseCase, buffer);
+  if (const auto *l = s.as<LetStmt>())
+    return storesOnEveryPath(l->body, buffer);
+  if (const auto *f = s.as<For>()) {
+    std::optional<int64_t> n = asConstInt(f->extent);
+    return n && *n > 0 && storesOnEveryPath(f->body, buffer);
+  }
+  return false;
+}
+
+const StmtNode *readBeforeWrite(const Stmt &s, const Buffer &buffer, bool written) {
+  if (!s.defined() || written)
+    return nullptr;
+  if (const auto *st = s.as<BufferStore>()) {
+    bool reads = loadsFrom(st->value, buffer);
+    for (const Expr &i : st->indices)
+      reads = reads || loadsFrom(i, buffer);
+    return reads ? s.get() : nullptr;
+  }
+  if (const auto *seq = s.as<SeqStmt>()) {
+    for (const Stmt &x : seq->seq) {
+      if (const StmtNode *r = readBeforeWrite(x, buffer, written))
+        return r;
+      written = written || storesOnEveryPath(x, buffer);
+    }
+    return nullptr;
+  }
+  if (const auto *c = s.as<IfThenElse>()) {
+    if (loadsFrom(c->condition, buffer))
+      return s.get();
+    if (const StmtNode *r = readBeforeWrite(c->thenCase, buffer))
+      return r;
+    return readBeforeWrite(c->elseCase, buffer);
+  }
+  if (const auto *l = s.as<LetStmt>())
+    return loadsFrom(l->value, buffer) ? s.get() : readBeforeWrite(l->body, buffer);
+  if (const auto *f = s.as<For>())
+    return readBeforeWrite(f->body, buffer);
+  if (const auto *b = s.as<Block>()) {
+    if (storesOnEveryPath(b->init, buffer))
+      return nullptr;
+    if (const StmtNode *r = readBeforeWrite(b->init, buffer))
+      return r;
+    return readBeforeWrite(b->body, buffer);
+  }
+  // Anything else (a nested block, an evaluation): a read of the buffer at all.
+  return contains<BufferLoad>(s, [&](const BufferLoad *op) { return op->buffer == buffer; })
+             ? s.get()
+             : nullptr;
+}
+
+const Block *readsInitialContents(const Func &func, const Buffer &buffer) {
+  const auto *prim = func.as<PrimFunc>();
+  if (!prim)
+    return nullptr;
+  bool written = false;
+  const Block *found = nullptr;
+  forEach<Block>(prim->body, [&](const Block *b) {
+    if (found || written)
+      return;
+    bool writes =
+        contains<BufferStore>(Stmt(b), [&](const BufferStore *op) { return op->buffer == buffer; });
+    if (!storesOnEveryPath(b->init, buffer) &&
+        (readBeforeWrite(b->init, buffer) || readBeforeWrite(b->body, buffer)))
+      found = b;
+    written = writes;
+  });
+  return found;
 }
 
 } // namespace tdsl::ir

@@ -102,4 +102,20 @@ Func withAllocs(const Func &func, std::vector<Buffer> allocBuffers);
 /// ("unrollLoops takes a PrimFunc").
 Func mapBody(const Func &func, const char *what, const std::function<Stmt(const Stmt &)> &rewrite);
 
+/// Whether every run of `s` stores to `buffer`: a store, a sequence with one such item, an `if`
+/// whose two branches both do, a `let` whose body does, a loop of constant positive extent whose
+/// body does.
+bool storesOnEveryPath(const Stmt &s, const Buffer &buffer);
+
+/// The first statement of `s` that may read `buffer` before `s` has stored to it on every path
+/// (nullptr when none): `B[i] = B[i] * 2.0 + A[i]`, the update of a reduction without `init`.
+/// With `written`, every path has stored to it already.
+const StmtNode *readBeforeWrite(const Stmt &s, const Buffer &buffer, bool written = false);
+
+/// The first block of `func` (a PrimFunc) that may read the initial contents of `buffer` (an
+/// output): a block that reads it before it stores to it, when no earlier block writes it and its
+/// own `init` does not. Nullptr when none. Destination passing gives such an output the caller's
+/// bytes; a graph zero-fills them first (spec §8, docs/decisions.md).
+const Block *readsInitialContents(const Func &func, const Buffer &buffer);
+
 } // namespace tdsl::ir

@@ -5,6 +5,7 @@
 #include "passes/schedule/Primitives.h"
 
 #include "ir/IRMutator.h"
+#include "ir/Utils.h"
 #include "passes/schedule/BufferUtils.h"
 #include "passes/schedule/Regions.h"
 
@@ -14,32 +15,6 @@
 namespace tdsl::schedule {
 
 using namespace ir;
-
-namespace {
-
-/// Whether every run of `s` stores to `buffer`: a store, a sequence with one such item, an `if`
-/// whose two branches both do, a `let` whose body does, a loop of constant positive extent whose
-/// body does.
-bool alwaysWrites(const Stmt &s, const Buffer &buffer) {
-  if (!s.defined())
-    return false;
-  if (const auto *st = s.as<BufferStore>())
-    return st->buffer == buffer;
-  if (const auto *seq = s.as<SeqStmt>())
-    return std::any_of(seq->seq.begin(), seq->seq.end(),
-                       [&](const Stmt &x) { return alwaysWrites(x, buffer); });
-  if (const auto *c = s.as<IfThenElse>())
-    return alwaysWrites(c->thenCase, buffer) && alwaysWrites(c->elseCase, buffer);
-  if (const auto *l = s.as<LetStmt>())
-    return alwaysWrites(l->body, buffer);
-  if (const auto *f = s.as<For>()) {
-    std::optional<int64_t> n = asConstInt(f->extent);
-    return n && *n > 0 && alwaysWrites(f->body, buffer);
-  }
-  return false;
-}
-
-} // namespace
 
 /// cache_write(B, B, "local") (TVM's cache_write): a new buffer B_local in the scope that
 /// block B writes (and reads, for a reduction) instead of B, and a block B_local copying the
@@ -62,7 +37,9 @@ bool alwaysWrites(const Stmt &s, const Buffer &buffer) {
 /// Refused when B does not write the buffer, or another block writes it too (the copy back
 /// would overwrite or miss that block's values), or B does not write every element of its
 /// region (a `where` other than bounds of its axes, an `if` with a store in one branch only:
-/// the copy back would write elements B never computed).
+/// the copy back would write elements B never computed), or B reads the buffer's initial
+/// contents — an update without `init` (`B[i] += A[i, k]` with no `init`, `B[i] = B[i] * 2.0`):
+/// the cache does not hold them.
 std::string cacheWrite(ScheduleState &s, const std::string &blockName, const Buffer &buffer,
                        MemScope scope) {
   requireNoNestedBlocks(s, "cache_write");
@@ -84,11 +61,27 @@ std::string cacheWrite(ScheduleState &s, const std::string &blockName, const Buf
     throw ScheduleError("block '" + blockName + "' has a 'where' condition other than bounds of " +
                             "its axes, " + partial,
                         block->loc, "block '" + blockName + "' is here");
-  if (!alwaysWrites(block->body, buffer))
+  if (!storesOnEveryPath(block->body, buffer))
     throw ScheduleError(
         "block '" + blockName + "' does not write '" + buffer.name() +
             "' on every path of its body (an 'if' without a store in each branch), " + partial,
         block->loc, "block '" + blockName + "' is here");
+
+  // The cache starts empty: a block that reads the buffer's initial contents (no `init` before
+  // an update) would read garbage from it instead.
+  if (const StmtNode *r = readBeforeWrite(block->init, buffer); r)
+    throw ScheduleError("the 'init' of block '" + blockName + "' reads '" + buffer.name() +
+                            "' before writing it, and the cache would not hold its initial "
+                            "contents",
+                        r->loc.valid() ? r->loc : block->loc, "the read is here");
+  if (const StmtNode *r =
+          readBeforeWrite(block->body, buffer, storesOnEveryPath(block->init, buffer));
+      r)
+    throw ScheduleError("block '" + blockName + "' reads '" + buffer.name() +
+                            "' before writing it (its initial contents" +
+                            std::string(block->init.defined() ? "" : "; the block has no 'init'") +
+                            "), and the cache would not hold them",
+                        r->loc.valid() ? r->loc : block->loc, "the read is here");
 
   // Step 2: where the copy back goes, and what it copies.
   const Block *consumer = nullptr;
