@@ -8,6 +8,7 @@
 #include "passes/lower/LowerGraph.h"
 #include "passes/lower/Pipeline.h"
 #include "passes/schedule/Apply.h"
+#include "passes/schedule/Primitives.h"
 #include "passes/schedule/Sample.h"
 #include "support/Diagnostics.h"
 
@@ -270,7 +271,19 @@ bool Pipeline::Run::sema() {
   // what F calls (what is compiled); the other functions are left as they are (spec §9).
   if (!opts.func.empty())
     compiled = reachableFrom(module, {opts.func});
-  return true;
+  // Loops written `parallel` or `vectorized` in the explicit form obey the rule of the
+  // primitive that would have made them (spec §6, §7): a race is refused, not compiled.
+  for (const ir::Func &f : module.functions())
+    schedule::checkLoopKinds(f, [&](const ir::For *loop, const schedule::ScheduleError &e) {
+      Diagnostic &d =
+          diags.error(SourceRange(loop->loc.valid() ? loop->loc : loop->loopVar->loc),
+                      std::string("loop '") + loop->loopVar.name() + "' cannot be " +
+                          (loop->forKind == ir::ForKind::Parallel ? "parallel" : "vectorized") +
+                          ": " + e.what());
+      if (e.noteAt.valid() && !e.note.empty())
+        d.note(SourceRange(e.noteAt), e.note);
+    });
+  return flushed();
 }
 
 bool Pipeline::Run::instantiateFuncs() {

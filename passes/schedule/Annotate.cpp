@@ -8,6 +8,7 @@
 #include "passes/lower/UnrollLoops.h"
 #include "passes/schedule/Dependence.h"
 
+#include "ir/Contains.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 
@@ -81,6 +82,28 @@ void parallel(ScheduleState &s, const Var &v) {
   checkParallelizable(loop, "parallel");
   s.replace(loop, For::make(loop->loopVar, loop->min, loop->extent, ForKind::Parallel, loop->body,
                             {}, loop->loc));
+}
+
+void checkLoopKinds(const Func &func,
+                    const std::function<void(const For *, const ScheduleError &)> &report) {
+  const auto *prim = func.as<PrimFunc>();
+  if (!prim)
+    return;
+  forEach<For>(prim->body, [&](const For *loop) {
+    const char *primitive = loop->forKind == ForKind::Parallel     ? "parallel"
+                            : loop->forKind == ForKind::Vectorized ? "vectorize"
+                                                                   : nullptr;
+    if (!primitive)
+      return;
+    try {
+      if (loop->forKind == ForKind::Vectorized && !asConstInt(loop->extent))
+        throw ScheduleError("a vectorized loop needs a constant extent, but loop '" +
+                            loop->loopVar.name() + "' runs to " + toString(loop->extent));
+      checkParallelizable(loop, primitive);
+    } catch (const ScheduleError &e) {
+      report(loop, e);
+    }
+  });
 }
 
 void vectorize(ScheduleState &s, const Var &v) {

@@ -8,6 +8,7 @@
 
 #include "passes/schedule/State.h"
 
+#include <functional>
 #include <optional>
 
 namespace tdsl::schedule {
@@ -39,6 +40,11 @@ std::vector<ir::Var> tile(ScheduleState &s, const ir::Var &l0, const ir::Var &l1
 /// parallel(loop): refused when a block under the loop binds it to a reduce axis, or when the
 /// iterations depend on each other (a block reads what it writes at another point).
 void parallel(ScheduleState &s, const ir::Var &loop);
+/// The rule of parallel and vectorize applied to the loops the explicit form marks `parallel`
+/// or `vectorized` by hand (spec §6, §7): `report(loop, error)` for each loop that the
+/// primitive would refuse.
+void checkLoopKinds(const ir::Func &func,
+                    const std::function<void(const ir::For *, const ScheduleError &)> &report);
 /// vectorize(loop): constant extent, bound to spatial axes only.
 void vectorize(ScheduleState &s, const ir::Var &loop);
 /// unroll(loop): constant extent.
