@@ -9,6 +9,7 @@
 #include "ir/FreshVarCopier.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
+#include "ir/Utils.h"
 #include "passes/graph/GraphUtils.h"
 #include "passes/schedule/Primitives.h"
 
@@ -303,6 +304,11 @@ std::optional<std::pair<Func, Fusion>> fuseOnce(const Module &m, const GraphFunc
       const auto *producer = m.lookup(pcall->callee).as<PrimFunc>();
       if (!producer || !producer->constVars.empty() || producer->outputs.size() != 1 ||
           !isElementwise(*consumer, k))
+        continue;
+      // A producer reading its output before writing it starts from the zeros the graph gives
+      // it (lower/LowerGraph); inside a fused function that output would be an uninitialised
+      // intermediate.
+      if (readsInitialContents(m.lookup(pcall->callee), producer->outputs[0]))
         continue;
       std::optional<Fusion> fusion = fusePair(m, *producer, *consumer, k, derived);
       if (!fusion)

@@ -3,6 +3,7 @@
 
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
+#include "ir/Utils.h"
 #include "passes/graph/Graph.h"
 #include "passes/graph/GraphUtils.h"
 
@@ -20,6 +21,16 @@ Buffer flatten(const Buffer &b, BufferRole role) {
   for (const Expr &d : b.shape())
     n = n * d;
   return Buffer(b.name(), b.dtype(), {simplify(n)}, role, MemScope::Global, {}, b->loc);
+}
+
+/// `buffer` (flat) set to zero bytes, through a byte view of its storage.
+Stmt zeroFill(const Buffer &buffer) {
+  Expr bytes = simplify(buffer.shape()[0] * intImm((buffer.dtype().bits() + 7) / 8));
+  Buffer view(buffer.name() + "_bytes", DType::u8(), {bytes}, BufferRole::Alloc);
+  Var i("i");
+  Stmt fill = For::make(i, intImm(0), bytes, ForKind::Serial,
+                        BufferStore::make(view, IntImm::make(DType::u8(), 0), {Expr(i)}));
+  return BufferView::make(view, buffer, intImm(0), fill);
 }
 
 } // namespace
@@ -136,8 +147,15 @@ Func lowerGraph(const Func &f, const Module &module,
       else
         args.emplace_back(std::get<Expr>(a));
     }
-    for (const Buffer &t : call->targets)
-      args.emplace_back(flat.at(t.get()));
+    // An output the callee reads before writing it (`y[i] = y[i] + x[i]`, a reduction without
+    // `init`) starts from zeros, as in the interpreter, never from another value's bytes.
+    const auto *prim = callee.as<PrimFunc>();
+    for (size_t k = 0; k < call->targets.size(); ++k) {
+      const Buffer &target = flat.at(call->targets[k].get());
+      args.emplace_back(target);
+      if (prim && k < prim->outputs.size() && readsInitialContents(callee, prim->outputs[k]))
+        body.push_back(zeroFill(target));
+    }
     for (const Expr &e : graph::detail::calleeShapeArgs(callee, *call))
       args.emplace_back(simplify(e));
     body.push_back(FuncCall::make(call->callee, std::move(args), call->loc));
