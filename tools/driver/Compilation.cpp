@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <unistd.h>
 
 namespace tdsl {
@@ -29,6 +30,7 @@ struct Compilation::State {
   schedule::SampleContext sampling;
   std::vector<tuning::Record> records; // --tuning-db
   std::string target;                  // tuning::targetKey(), when there is a database
+  std::set<std::string> warnedKeys;    // functions told that no record is for this target
 
   State(const DriverOptions &opts, std::ostream &err, DiagnosticOptions dopts)
       : diags(sm, err, dopts), err(err),
@@ -161,10 +163,23 @@ Compilation::Compilation(const DriverOptions &opts, std::ostream &err) : opts_(o
   if (!opts.tuningDb.empty()) {
     State &st = *state_;
     st.target = tuning::targetKey();
-    st.sampling.lookup = [&st](const ir::Func &f) -> std::optional<schedule::TunedDecisions> {
-      const tuning::Record *r = tuning::best(st.records, tuning::functionKey(f), st.target);
-      if (!r)
+    st.sampling.lookup = [&st,
+                          &opts](const ir::Func &f) -> std::optional<schedule::TunedDecisions> {
+      std::string key = tuning::functionKey(f);
+      const tuning::Record *r = tuning::best(st.records, key, st.target);
+      if (!r) {
+        // Records of this function for another machine or thread count apply nothing: say so.
+        for (const tuning::Record &other : st.records)
+          if (other.key == key && other.ok && other.target != st.target &&
+              st.warnedKeys.insert(key).second) {
+            st.err << opts.tool << ": warning: the tuning database '" << opts.tuningDb
+                   << "' has records for '" << f.name() << "' measured with "
+                   << tuning::targetDifference(other.target, st.target)
+                   << "; none applies, its schedule's decisions are drawn (--seed)\n";
+            break;
+          }
         return std::nullopt;
+      }
       return schedule::TunedDecisions{r->decisions, r->generated};
     };
   }
@@ -235,9 +250,9 @@ bool Compilation::writeDependencies(const std::string &target, std::string file)
 
 std::optional<ir::Module> Compilation::buildIR() {
   State &st = *state_;
-  if (!opts_.tuningDb.empty() && !tuning::readRecords(opts_.tuningDb, st.records)) {
-    st.diags.error(SourceRange(), "cannot read the tuning database '" + opts_.tuningDb + "'");
-    st.diags.flush();
+  if (std::string error;
+      !opts_.tuningDb.empty() && !tuning::readRecords(opts_.tuningDb, st.records, error)) {
+    st.err << opts_.tool << ": error: --tuning-db: " << error << "\n";
     return std::nullopt;
   }
   std::vector<ast::Module *> modules;

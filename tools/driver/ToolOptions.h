@@ -21,6 +21,9 @@ enum class Via { LLVM, Cpp };
 
 /// The options every tool reads alike.
 struct ToolOptions {
+  /// The tool's name, the prefix of its messages that have no source position
+  /// ("tdslc: error: …").
+  std::string tool = "tdslc";
   std::string input;
   Target target = Target::CPU;
   /// -D NAME=VALUE, in command-line order.

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -63,20 +64,35 @@ std::string targetKey(int threads) {
   return "cpu=" + model + ";isa=" + isa + ";threads=" + std::to_string(threads);
 }
 
-bool readRecords(const std::string &file, std::vector<Record> &out) {
-  std::ifstream in(file);
-  if (!in)
+bool readRecords(const std::string &file, std::vector<Record> &out, std::string &error) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) {
+    error = "'" + file + "' is a directory";
     return false;
+  }
+  std::ifstream in(file);
+  if (!in) {
+    error = "cannot open '" + file + "'";
+    return false;
+  }
+  std::vector<Record> records;
   std::string line;
+  size_t number = 0;
   while (std::getline(in, line)) {
+    ++number;
     if (line.find_first_not_of(" \t\r") == std::string::npos)
       continue;
+    auto notRecord = [&] {
+      error = "'" + file + "' is not a tuning database: line " + std::to_string(number) +
+              " is not a tuning record";
+      return false;
+    };
     nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object() || !j.contains("key") || !j.contains("target"))
-      continue;
+    if (!j.is_object() || !j.contains("key") || !j.contains("target") || !j.contains("func"))
+      return notRecord();
     try {
       Record r;
-      r.func = j.value("func", "");
+      r.func = j.at("func").get<std::string>();
       r.key = j.at("key").get<std::string>();
       r.target = j.at("target").get<std::string>();
       r.generated = j.value("generated", -1);
@@ -85,12 +101,42 @@ bool readRecords(const std::string &file, std::vector<Record> &out) {
       r.ok = j.value("ok", false);
       r.seconds = j.value("seconds", 0.0);
       r.error = j.value("error", "");
-      out.push_back(std::move(r));
+      records.push_back(std::move(r));
     } catch (const nlohmann::json::exception &) {
-      continue;
+      return notRecord();
     }
   }
+  if (in.bad()) {
+    error = "cannot read '" + file + "'";
+    return false;
+  }
+  out.insert(out.end(), std::make_move_iterator(records.begin()),
+             std::make_move_iterator(records.end()));
   return true;
+}
+
+std::string targetDifference(const std::string &recorded, const std::string &here) {
+  auto fields = [](const std::string &key) {
+    std::vector<std::pair<std::string, std::string>> out;
+    std::istringstream is(key);
+    std::string part;
+    while (std::getline(is, part, ';')) {
+      size_t eq = part.find('=');
+      out.emplace_back(part.substr(0, eq), eq == std::string::npos ? "" : part.substr(eq + 1));
+    }
+    return out;
+  };
+  std::vector<std::pair<std::string, std::string>> a = fields(recorded), b = fields(here);
+  std::string out;
+  for (const auto &[name, value] : a) {
+    auto it = std::find_if(b.begin(), b.end(), [&](const auto &f) { return f.first == name; });
+    std::string other = it == b.end() ? "" : it->second;
+    if (other != value)
+      out += (out.empty() ? "" : ", ") + name + "=" + value + " (here " + name + "=" + other + ")";
+  }
+  if (out.empty() && recorded != here)
+    out = "'" + recorded + "' (here '" + here + "')";
+  return out;
 }
 
 std::string toJson(const Record &r) {

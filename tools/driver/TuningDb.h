@@ -36,8 +36,12 @@ std::string functionKey(const ir::Func &func);
 /// "cpu=MODEL;isa=avx2,fma,…;threads=T".
 std::string targetKey(int threads = 0);
 
-/// Every record of `file` (malformed lines are skipped); false when it cannot be read.
-bool readRecords(const std::string &file, std::vector<Record> &out);
+/// Every record of `file`; false, with `error` saying why, when it cannot be read or is not a
+/// tuning database (a line that is not a record: "line 3 is not a tuning record"). Blank lines
+/// are allowed; an empty file is an empty database.
+bool readRecords(const std::string &file, std::vector<Record> &out, std::string &error);
+/// What tells target key `recorded` from `here` ("threads=1, here threads=2"); empty when equal.
+std::string targetDifference(const std::string &recorded, const std::string &here);
 /// A record as one JSON line (no newline).
 std::string toJson(const Record &r);
 /// Appends `r` to `file`; false when it cannot be written.

@@ -124,6 +124,7 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   if (std::optional<int> status =
           cl::parseToolCommandLine("tdsl-run", argc, argv, desc, kHelp, p, opts))
     return status;
+  opts.tool = "tdsl-run";
   opts.interpret = p.has("interpret");
   opts.bench = p.has("bench");
   opts.check = p.has("check");

@@ -785,8 +785,15 @@ int Tuner::run() {
   target_ = tuning::targetKey(opts_.threads);
   if (opts_.db.empty())
     opts_.db = fs::path(opts_.input).replace_extension(".tuning.jsonl").string();
-  if (fs::exists(opts_.db) && !tuning::readRecords(opts_.db, records_)) {
-    std::cerr << "tdsl-tune: error: cannot read the database '" << opts_.db << "'\n";
+  // A file that is not a tuning database is refused and left as it is: records are appended
+  // only to a database (or a new file).
+  std::error_code ec;
+  if (fs::exists(opts_.db, ec) && fs::equivalent(opts_.db, opts_.input, ec)) {
+    std::cerr << "tdsl-tune: error: --db '" << opts_.db << "' is the input file\n";
+    return 1;
+  }
+  if (std::string error; fs::exists(opts_.db) && !tuning::readRecords(opts_.db, records_, error)) {
+    std::cerr << "tdsl-tune: error: --db: " << error << "\n";
     return 1;
   }
   records_.reserve(records_.size() + size_t(opts_.trials) * 2 + 16);
