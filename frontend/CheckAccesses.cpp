@@ -8,9 +8,12 @@
 #include "frontend/SemaInternal.h"
 
 #include "ir/Arith.h"
+#include "ir/Contains.h"
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "ir/ShapeBounds.h"
+#include "ir/Utils.h"
 #include "support/Diagnostics.h"
 
 #include <algorithm>
@@ -1155,14 +1158,49 @@ void tdsl::checkFunctionAccesses(const ir::Func &f, DiagnosticEngine &diags) {
 
 namespace tdsl::sema {
 
+/// Rule 6 against symbolic shapes (ir/ShapeBounds.h): an access out of bounds for every value
+/// of the shape variables is an error; one neither proven nor refuted is checked at run time.
+void checkSymbolicAccesses(const PrimFunc &p, const Func &f, DiagnosticEngine &diags) {
+  std::set<std::pair<uint32_t, uint32_t>> reported; // one error per access
+  ShapeBounds bounds = analyzeShapeBounds(f);
+  if (bounds.violations.empty())
+    return;
+  // Messages use the names the user wrote: a short-form axis `i` is loop `i` and axis `vi`.
+  std::unordered_map<Var, Expr> written;
+  forEach<Block>(p.body, [&](const Block *blk) {
+    for (const IterVar &iv : blk->iterVars)
+      if (auto *loop = iv.binding.as<VarRef>(); loop && loop->var->loc == iv.var->loc)
+        written[iv.var] = Expr(loop);
+  });
+  for (const ShapeBound &b : bounds.violations) {
+    if (!reported.insert({b.loc.line, b.loc.col}).second)
+      continue;
+    std::string vars;
+    for (const Var &v : p.shapeVars)
+      if (usesVar(b.extreme, v) || usesVar(b.extent, v))
+        vars += (vars.empty() ? "" : ", ") + v.name();
+    diags
+        .error(SourceRange(b.loc),
+               "out-of-bounds access to '" + b.buffer.name() + "': index " + std::to_string(b.dim) +
+                   " (" + toString(substitute(b.index, written)) + ") " +
+                   (b.upper ? "reaches " : "goes down to ") + toString(b.extreme) +
+                   ", but dimension " + std::to_string(b.dim) + " has extent " +
+                   toString(b.extent) + ", for every value of " +
+                   (vars.empty() ? std::string("the shapes") : vars))
+        .note(SourceRange(b.buffer->loc), "'" + b.buffer.name() + "' declared here");
+  }
+}
+
 void checkAccesses(const Module &m, DiagnosticEngine &diags) {
   for (const Func &f : m.functions())
     if (auto *p = f.as<PrimFunc>()) {
       unsigned before = diags.errorCount();
       BindingChecker(*p, diags, /*instance=*/false).run();
       // Rule 6 assumes every axis stays in its domain.
-      if (diags.errorCount() == before)
+      if (diags.errorCount() == before) {
         AccessChecker(*p, diags).run();
+        checkSymbolicAccesses(*p, f, diags);
+      }
     }
 }
 

@@ -39,6 +39,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -719,6 +720,10 @@ public:
   const Constant *lookupConstant(std::string_view name) const;
   /// The constant whose graph value is `buffer`, or null.
   const Constant *constantOf(const Buffer &buffer) const;
+  /// Each PrimFunc as it was before its schedule applied (recorded by the pipeline's schedule
+  /// step): the accesses lower.bounds-check checks against symbolic shapes are the unscheduled
+  /// function's (ir/ShapeBounds.h). A function missing here is its own.
+  std::map<std::string, Func> unscheduled;
 
   /// Appends `func`; its name must not be taken yet.
   void add(Func func);

@@ -2,6 +2,7 @@
 #include "passes/Pipeline.h"
 
 #include "ir/IRPrinter.h"
+#include "ir/ShapeBounds.h"
 #include "ir/Utils.h"
 #include "passes/Instantiate.h"
 #include "passes/graph/Graph.h"
@@ -362,9 +363,21 @@ bool Pipeline::Run::specialize() {
 bool Pipeline::Run::schedule() {
   std::vector<ir::ScheduleScript> scripts =
       frontend->buildSchedules([&](const std::string &fn) { return takesParams(fn); }, usedDefines);
-  // A deferred script names a function the graph passes should have made.
+  // A deferred script names a function the graph passes should have made: one in the module,
+  // or one they made and then replaced by copies that take its script (an instance whose
+  // static-shape copies graph.specialize made: `nn_max_pool2d_2_2_0` for
+  // `nn_max_pool2d_2_2_0_2x8x12x12`, language.md §8).
+  auto schedulesSomething = [&](const std::string &name) {
+    if (module.lookup(name))
+      return true;
+    for (const std::vector<graph::DerivedFunc> *made : {&instances, &fused})
+      for (const graph::DerivedFunc &d : *made)
+        if (d.scheduleFrom == name && module.lookup(d.name))
+          return true;
+    return false;
+  };
   for (const ir::ScheduleScript &s : scripts)
-    if (s.deferred && !module.lookup(s.func))
+    if (s.deferred && !schedulesSomething(s.func))
       diags.error(SourceRange(s.loc), "unknown function '" + s.func + "'");
   // What --func compiles now includes the functions the graph passes made, and the functions
   // whose scripts they take: the generic function of an instance (nn.conv2d_packed, which
@@ -433,6 +446,9 @@ bool Pipeline::Run::schedule() {
   if (opts.noSchedule)
     return true;
   printBefore("schedule", module);
+  for (const ir::Func &f : module.functions())
+    if (f.as<ir::PrimFunc>())
+      module.unscheduled.emplace(f.name(), f);
   // The IR before a primitive is the function as the previous primitive left it.
   std::map<std::string, ir::Func> current;
   for (const ir::Func &f : module.functions())
@@ -556,8 +572,13 @@ bool Pipeline::Run::lowerFuncs() {
       continue;
     if (f.as<ir::GraphFunc>())
       graphs.push_back(f);
-    else
+    else {
+      // The shape checks of the function as written (its schedule keeps what it computes).
+      auto it = module.unscheduled.find(f.name());
+      options.shapeChecks =
+          ir::analyzeShapeBounds(it != module.unscheduled.end() ? it->second : f).checks;
       lowered.funcs.push_back({f, f, lower::lowerPrimFunc(f, options), exported(f.name())});
+    }
   }
   for (const ir::Func &g : graphs)
     lowered.funcs.push_back({g, lower::graphSignature(g), ir::Func(), exported(g.name())});

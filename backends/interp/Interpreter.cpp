@@ -33,6 +33,8 @@ namespace {
 
 struct RunError {
   std::string message;
+  /// A variable had no value (describe(): a shape the given tensors do not determine yet).
+  bool unbound = false;
 };
 
 /// The parameters of any kind of function, in call order: inputs, then outputs.
@@ -100,7 +102,12 @@ bool isTrue(const Scalar &s) { return s.i != 0; }
 
 // The interpreter's failures, out of line: eval builds no message in its own frame.
 [[noreturn, gnu::noinline, gnu::cold]] void failNoValue(const Frame &frame, const Var &var) {
-  fail(frame, "variable " + quoted(var.name()) + " has no value");
+  try {
+    fail(frame, "variable " + quoted(var.name()) + " has no value");
+  } catch (RunError &e) {
+    e.unbound = true;
+    throw;
+  }
 }
 [[noreturn, gnu::noinline, gnu::cold]] void failUnsupportedType(const Frame &frame, DType t) {
   fail(frame, "vector expressions (" + t.name() + ") are not supported by the interpreter");
@@ -394,6 +401,7 @@ ffi_type *ffiScalar(const Scalar &value, FfiSlot &slot) {
 
 struct Interpreter::Impl {
   const Module &module;
+  std::function<std::string(const SourceLoc &)> locationText;
   std::vector<std::pair<std::string, void *>> libraries;
   /// The module's graph constants (spec §8), by their graph value; graphs read them.
   std::deque<Tensor> constants;
@@ -420,6 +428,7 @@ struct Interpreter::Impl {
                 const std::vector<Arg> &args, bool partial);
   std::optional<std::vector<int64_t>> tryShape(Frame &frame, const Buffer &buffer);
   std::vector<int64_t> evalShape(Frame &frame, const Buffer &buffer);
+  std::optional<int64_t> evalExtent(Frame &frame, const Expr &e);
   void call(const Func &func, const std::vector<int64_t> &constArgs, std::vector<Arg> &args);
   void callGraph(Frame &frame, const GraphFunc &graph, std::vector<Arg> &args);
   void callExtern(Frame &frame, const ExternFunc &ext, std::vector<Arg> &args);
@@ -436,7 +445,7 @@ struct Interpreter::Impl {
   Scalar evalIntrinsic(Frame &frame, const Call &call);
   int64_t evalInt(Frame &frame, const Expr &expr) { return eval(frame, expr).i; }
   Tensor &tensorOf(Frame &frame, const Buffer &buffer);
-  int64_t flatIndex(Frame &frame, const Tensor &tensor, const Buffer &buffer,
+  int64_t flatIndex(Frame &frame, const Tensor &tensor, const Buffer &buffer, SourceLoc loc,
                     const std::vector<Expr> &indices, const char *access);
 };
 
@@ -510,19 +519,49 @@ std::optional<std::vector<int64_t>> Interpreter::Impl::tryShape(Frame &frame,
                                                                 const Buffer &buffer) {
   try {
     return evalShape(frame, buffer);
-  } catch (const RunError &) {
-    return std::nullopt;
+  } catch (const RunError &e) {
+    if (e.unbound)
+      return std::nullopt; // a negative or overflowing extent is an error, not "unknown"
+    throw;
   }
+}
+
+/// An extent's value, its + - * on i64 checked for overflow (spec §4: an extent that overflows
+/// is an error, never a wrapped size); nullopt when it overflows.
+std::optional<int64_t> Interpreter::Impl::evalExtent(Frame &frame, const Expr &e) {
+  const Expr *a = nullptr, *b = nullptr;
+  int op = 0;
+  if (const auto *x = e.as<Add>())
+    a = &x->a, b = &x->b, op = 1;
+  else if (const auto *x = e.as<Sub>())
+    a = &x->a, b = &x->b, op = 2;
+  else if (const auto *x = e.as<Mul>())
+    a = &x->a, b = &x->b, op = 3;
+  if (!op || e.dtype() != DType::i64())
+    return evalInt(frame, e);
+  std::optional<int64_t> l = evalExtent(frame, *a), r = evalExtent(frame, *b);
+  int64_t out = 0;
+  if (!l || !r || (op == 1 && __builtin_add_overflow(*l, *r, &out)) ||
+      (op == 2 && __builtin_sub_overflow(*l, *r, &out)) ||
+      (op == 3 && __builtin_mul_overflow(*l, *r, &out)))
+    return std::nullopt;
+  return out;
 }
 
 std::vector<int64_t> Interpreter::Impl::evalShape(Frame &frame, const Buffer &buffer) {
   std::vector<int64_t> shape;
+  int64_t bytes = (buffer.dtype().bits() + 7) / 8;
   for (const Expr &dim : buffer.shape()) {
-    int64_t v = evalInt(frame, dim);
-    if (v < 0)
+    std::optional<int64_t> v = evalExtent(frame, dim);
+    if (!v)
+      fail(frame, "dimension " + toString(dim) + " of buffer " + quoted(buffer.name()) +
+                      " overflows 64-bit integers");
+    if (*v < 0)
       fail(frame, "buffer " + quoted(buffer.name()) + " has a negative dimension " + toString(dim) +
-                      " = " + std::to_string(v));
-    shape.push_back(v);
+                      " = " + std::to_string(*v));
+    if (__builtin_mul_overflow(bytes, *v, &bytes))
+      fail(frame, "the size of buffer " + quoted(buffer.name()) + " overflows 64-bit integers");
+    shape.push_back(*v);
   }
   return shape;
 }
@@ -714,7 +753,7 @@ void Interpreter::Impl::exec(Frame &frame, const Stmt &stmt) {
     const auto *store = stmt.as<BufferStore>();
     Scalar value = eval(frame, store->value);
     Tensor &t = tensorOf(frame, store->buffer);
-    int64_t index = flatIndex(frame, t, store->buffer, store->indices, "write");
+    int64_t index = flatIndex(frame, t, store->buffer, store->loc, store->indices, "write");
     if (value.dtype != t.dtype)
       fail(frame, "storing a " + value.dtype.name() + " value into " +
                       quoted(store->buffer.name()) + " of type " + t.dtype.name());
@@ -837,7 +876,8 @@ Tensor &Interpreter::Impl::tensorOf(Frame &frame, const Buffer &buffer) {
 }
 
 int64_t Interpreter::Impl::flatIndex(Frame &frame, const Tensor &tensor, const Buffer &buffer,
-                                     const std::vector<Expr> &indices, const char *access) {
+                                     SourceLoc loc, const std::vector<Expr> &indices,
+                                     const char *access) {
   if (indices.size() != tensor.shape.size())
     fail(frame, "buffer " + quoted(buffer.name()) + " of rank " +
                     std::to_string(tensor.shape.size()) + " accessed with " +
@@ -854,8 +894,13 @@ int64_t Interpreter::Impl::flatIndex(Frame &frame, const Tensor &tensor, const B
     std::vector<int64_t> point;
     for (const Expr &index : indices)
       point.push_back(evalInt(frame, index));
+    std::string at;
+    if (loc.valid())
+      at = " at " + (locationText ? locationText(loc)
+                                  : "line " + std::to_string(loc.line) + ", column " +
+                                        std::to_string(loc.col));
     fail(frame, std::string("out-of-bounds ") + access + " of " + quoted(buffer.name()) + " at " +
-                    shapeString(point) + ": its shape is " + shapeString(tensor.shape));
+                    shapeString(point) + ": its shape is " + shapeString(tensor.shape) + at);
   }
   return flat;
 }
@@ -913,7 +958,7 @@ Scalar Interpreter::Impl::eval(Frame &frame, const Expr &expr) {
   case ExprKind::BufferLoad: {
     const auto *load = expr.as<BufferLoad>();
     const Tensor &tensor = tensorOf(frame, load->buffer);
-    return tensor.load(flatIndex(frame, tensor, load->buffer, load->indices, "read"));
+    return tensor.load(flatIndex(frame, tensor, load->buffer, load->loc, load->indices, "read"));
   }
   case ExprKind::Call:
     return evalIntrinsic(frame, *expr.as<Call>());
@@ -961,6 +1006,10 @@ Scalar Interpreter::Impl::evalIntrinsic(Frame &frame, const Call &call) {
 
 Interpreter::Interpreter(const Module &module) : impl_(std::make_unique<Impl>(module)) {}
 Interpreter::~Interpreter() = default;
+
+void Interpreter::setLocationText(std::function<std::string(const SourceLoc &)> locationText) {
+  impl_->locationText = std::move(locationText);
+}
 
 bool Interpreter::loadLibrary(const std::string &path, std::string &error) {
   // A path without a slash would be searched in the system folders: make it relative.

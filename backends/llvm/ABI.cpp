@@ -2,6 +2,7 @@
 #include "backends/llvm/CodeGenInternal.h"
 
 #include "backends/abi/Abi.h"
+#include "ir/Contains.h"
 
 using namespace tdsl::ir;
 using llvm::BasicBlock;
@@ -169,7 +170,12 @@ llvm::Function *emitRawEntry(ModuleState &state, const PrimFunc *lowered, const 
     e.bind(v, next(v.name()));
   for (const auto &[buffer, global] : state.constants)
     e.bind(buffer, global);
+  bool checks = contains<AssertStmt>(lowered->body);
+  if (checks)
+    e.beginChecks();
   e.stmt(lowered->body);
+  if (checks)
+    e.endChecks();
   e.builder.CreateRet(e.builder.getInt32(0));
   return fn;
 }

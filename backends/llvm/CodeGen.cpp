@@ -1000,11 +1000,70 @@ void FunctionEmitter::stmt(const Stmt &s) {
   case StmtKind::FuncCall:
     funcCall(s.as<FuncCall>());
     return;
+  case StmtKind::AssertStmt:
+    assertStmt(s.as<AssertStmt>());
+    return;
   case StmtKind::Block:
-  case StmtKind::AssertStmt: // --bounds-check: the driver sends those to the C++ route
     break;
   }
-  TDSL_IR_CHECK(false, "the LLVM backend takes lowered code (no blocks, no bounds checks)");
+  TDSL_IR_CHECK(false, "the LLVM backend takes lowered code (no blocks)");
+}
+
+void FunctionEmitter::beginChecks() {
+  failed_ = entryAlloca(builder.getInt32Ty(), nullptr, "check.failed");
+  message_ = entryAlloca(llvm::ArrayType::get(builder.getInt8Ty(), 512), nullptr, "check.message");
+  builder.CreateStore(builder.getInt32(0), failed_);
+  builder.CreateStore(builder.getInt8(0), message_);
+}
+
+void FunctionEmitter::endChecks() {
+  BasicBlock *fail = newBlock("check.fail"), *ok = newBlock("check.ok");
+  Value *failed = builder.CreateLoad(builder.getInt32Ty(), failed_, "failed");
+  builder.CreateCondBr(builder.CreateICmpNE(failed, builder.getInt32(0)), fail, ok);
+  builder.SetInsertPoint(fail);
+  builder.CreateCall(state.libFunction("snprintf"),
+                     {state.lastErrorAddress(builder), builder.getInt64(512),
+                      builder.CreateGlobalString("%s"), message_});
+  builder.CreateRet(builder.getInt32(1));
+  builder.SetInsertPoint(ok);
+}
+
+/// `assert COND, "message {}", args { body }`: the body where COND holds; otherwise the first
+/// failure of the call (an atomic exchange of the flag: threads may race) formats the message,
+/// and the entry returns 1 with it at the end (a check in a parallel loop cannot return).
+void FunctionEmitter::assertStmt(const AssertStmt *op) {
+  TDSL_IR_CHECK(failed_, "a run-time check outside an entry that has checks");
+  std::string format;
+  for (size_t i = 0; i < op->message.size(); ++i) {
+    if (op->message.compare(i, 2, "{}") == 0) {
+      format += "%lld";
+      ++i;
+    } else if (op->message[i] == '%') {
+      format += "%%";
+    } else {
+      format += op->message[i];
+    }
+  }
+  Value *cond = expr(op->condition);
+  BasicBlock *pass = newBlock("check.pass"), *fail = newBlock("check.fail");
+  BasicBlock *report = newBlock("check.report");
+  BasicBlock *merge = BasicBlock::Create(state.context, "check.end");
+  builder.CreateCondBr(cond, pass, fail);
+  builder.SetInsertPoint(pass);
+  stmt(op->body);
+  builder.CreateBr(merge);
+  builder.SetInsertPoint(fail);
+  Value *was = builder.CreateAtomicRMW(llvm::AtomicRMWInst::Xchg, failed_, builder.getInt32(1),
+                                       llvm::MaybeAlign(4), llvm::AtomicOrdering::AcquireRelease);
+  builder.CreateCondBr(builder.CreateICmpEQ(was, builder.getInt32(0)), report, merge);
+  builder.SetInsertPoint(report);
+  std::vector<Value *> args = {message_, builder.getInt64(512), builder.CreateGlobalString(format)};
+  for (const Expr &a : op->args)
+    args.push_back(builder.CreateSExtOrTrunc(expr(a), builder.getInt64Ty()));
+  builder.CreateCall(state.libFunction("snprintf"), args);
+  builder.CreateBr(merge);
+  merge->insertInto(function_);
+  builder.SetInsertPoint(merge);
 }
 
 llvm::Instruction *FunctionEmitter::countedLoop(Value *begin, Value *end, const std::string &name,
@@ -1093,6 +1152,12 @@ void FunctionEmitter::parallelFor(const For *op) {
       captured.emplace_back(b, it->second);
       isBuffer.push_back(true);
     }
+  // The run-time checks' flag and message, shared by the threads.
+  if (failed_ && contains<AssertStmt>(op->body)) {
+    captured.emplace_back(&failed_, failed_);
+    captured.emplace_back(&message_, message_);
+    isBuffer.insert(isBuffer.end(), {true, true});
+  }
   std::vector<llvm::Type *> fields = {builder.getInt64Ty(), builder.getInt64Ty()};
   for (auto &[key, value] : captured)
     fields.push_back(value->getType());
@@ -1124,7 +1189,12 @@ void FunctionEmitter::parallelFor(const For *op) {
       bodyFn->addParamAttr(arg->getArgNo(), llvm::Attribute::NoAlias);
       bodyFn->addParamAttr(arg->getArgNo(), llvm::Attribute::NoCapture);
     }
-    (isBuffer[k] ? child.buffers_ : child.vars_)[captured[k].first] = arg;
+    if (captured[k].first == &failed_)
+      child.failed_ = arg;
+    else if (captured[k].first == &message_)
+      child.message_ = arg;
+    else
+      (isBuffer[k] ? child.buffers_ : child.vars_)[captured[k].first] = arg;
   }
   child.countedLoop(bodyFn->getArg(0), bodyFn->getArg(1), abi::cIdentifier(op->loopVar.name()),
                     [&](Value *i) {

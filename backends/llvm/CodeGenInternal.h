@@ -86,6 +86,12 @@ public:
   llvm::Value *fromStorage(llvm::Value *stored, ir::DType t);
   llvm::Value *toStorage(llvm::Value *value, ir::DType t);
 
+  /// Run-time checks (AssertStmt): the entry's failure flag and first message, on its stack.
+  /// beginChecks() before the body when it has checks; endChecks() after it returns 1 with the
+  /// message in tdsl_last_error() when one failed.
+  void beginChecks();
+  void endChecks();
+
   /// A new block of the current function.
   llvm::BasicBlock *newBlock(const std::string &name);
   /// An alloca in the entry block of the current function.
@@ -112,6 +118,7 @@ private:
   llvm::Value *address(const ir::Buffer &buffer, const ir::Expr &index, bool &contiguous,
                        bool inBounds = true);
 
+  void assertStmt(const ir::AssertStmt *op);
   void forLoop(const ir::For *op);
   void parallelFor(const ir::For *op);
   void allocate(const ir::Allocate *op);
@@ -138,6 +145,9 @@ private:
   /// The loads of the vector conditions of the unmasked selects around that point: read on
   /// every lane already, so read again without a mask.
   std::vector<ir::Expr> readByCondition_;
+  /// beginChecks(): an i32 flag (first failure wins) and a char[512] message; passed on to
+  /// the outlined bodies of parallel loops.
+  llvm::Value *failed_ = nullptr, *message_ = nullptr;
   int loopDepth_ = 0;
   int outlined_ = 0;
   bool inOutlined_ = false;

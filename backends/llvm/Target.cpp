@@ -138,6 +138,23 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetOptions &op
   return machine;
 }
 
+std::string hostLacks(const TargetOptions &options) {
+  initialiseNativeTarget();
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(options, error);
+  if (!machine)
+    return error;
+  const llvm::MCSubtargetInfo *info = machine->getMCSubtargetInfo();
+  std::string missing;
+  for (const auto &[feature, present] : llvm::sys::getHostCPUFeatures())
+    if (!present && info->checkFeatures("+" + feature.str()))
+      missing += (missing.empty() ? "'" : ", '") + feature.str() + "'";
+  if (missing.empty())
+    return "";
+  return "--mcpu=" + options.mcpu + (options.mattr.empty() ? "" : " --mattr=" + options.mattr) +
+         " needs " + missing + ", which this machine lacks (tdsl-run runs the code here)";
+}
+
 char vectorMathIsa(const llvm::TargetMachine &machine) {
   const llvm::Triple &triple = machine.getTargetTriple();
   if (triple.getArch() != llvm::Triple::x86_64 || !triple.isOSLinux() || !triple.isGNUEnvironment())

@@ -49,6 +49,10 @@ bool resolveTarget(const TargetOptions &options, ResolvedTarget &out, std::strin
 std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetOptions &options,
                                                          std::string &error);
 
+/// Why code for `options` cannot run on this machine ("--mattr=+avx512f: this machine has no
+/// 'avx512f'"; an unknown CPU), or "" when it can: tdsl-run's JIT runs what it compiles here.
+std::string hostLacks(const TargetOptions &options);
+
 /// The widest glibc libmvec variants `machine` runs (CodeGenOptions::vectorMath), as the x86-64
 /// vector function ABI names them: 'e' with AVX-512F (512-bit), 'd' with AVX2, 'c' with AVX
 /// (256-bit), 'b' on other x86-64 (SSE2, 128-bit), on GNU/Linux; 0 elsewhere.

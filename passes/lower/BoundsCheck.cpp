@@ -1,11 +1,13 @@
 //===- passes/lower/BoundsCheck.cpp - Run-time bounds checks (--bounds-check) -------------===//
 #include "passes/lower/BoundsCheck.h"
 
+#include "ir/Contains.h"
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
 #include "ir/Utils.h"
 #include "passes/lower/LowerUtils.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace tdsl::lower {
@@ -82,8 +84,10 @@ private:
 
 class Checker : public IRMutator {
 public:
-  Checker(std::string funcName, const std::function<std::string(const SourceLoc &)> &locText)
-      : funcName_(std::move(funcName)), locText_(locText) {}
+  Checker(std::string funcName, const std::function<std::string(const SourceLoc &)> &locText,
+          bool dataOnly, std::vector<Var> scalars)
+      : funcName_(std::move(funcName)), locText_(locText), dataOnly_(dataOnly),
+        scalars_(std::move(scalars)) {}
 
 protected:
   Stmt visit(const For *op) override {
@@ -131,6 +135,15 @@ private:
     return proveLE(intImm(0), i, dom_) && proveLE(i, extent - intImm(1), dom_);
   }
 
+  /// Whether `index` reads a buffer or a scalar input (through its `let` names too).
+  bool dataDependent(const Expr &index) {
+    Expr i = subst(index);
+    if (contains<BufferLoad>(i))
+      return true;
+    return std::any_of(scalars_.begin(), scalars_.end(),
+                       [&](const Var &v) { return usesVar(i, v); });
+  }
+
   std::string where(const SourceLoc &loc) {
     if (!loc.valid())
       return "an unknown location";
@@ -147,7 +160,7 @@ private:
         Expr index =
             a.indices[d].dtype() == DType::i64() ? a.indices[d] : cast(DType::i64(), a.indices[d]);
         const Expr &extent = a.buffer.shape()[d];
-        if (provenInBounds(index, extent))
+        if ((dataOnly_ && !dataDependent(index)) || provenInBounds(index, extent))
           continue;
         Expr ok = logicalAnd(le(intImm(0), index), lt(index, extent));
         if (a.guard.defined())
@@ -163,6 +176,8 @@ private:
 
   std::string funcName_;
   const std::function<std::string(const SourceLoc &)> &locText_;
+  bool dataOnly_;
+  std::vector<Var> scalars_;
   Domain dom_;
   std::unordered_map<Var, Expr> lets_;
 };
@@ -170,10 +185,39 @@ private:
 } // namespace
 
 Func insertBoundsChecks(const Func &func,
-                        const std::function<std::string(const SourceLoc &)> &locationText) {
-  Checker checker(func.name(), locationText);
+                        const std::function<std::string(const SourceLoc &)> &locationText,
+                        bool dataOnly) {
+  std::vector<Var> scalars;
+  if (const auto *p = func.as<PrimFunc>())
+    for (const FuncParam &in : p->inputs)
+      if (!in.isTensor())
+        scalars.push_back(in.scalar);
+  Checker checker(func.name(), locationText, dataOnly, std::move(scalars));
   return mapBody(func, "insertBoundsChecks takes a PrimFunc",
                  [&](const Stmt &body) { return checker.mutate(body); });
+}
+
+Func insertShapeChecks(const Func &func, const std::vector<ShapeBound> &checks,
+                       const std::function<std::string(const SourceLoc &)> &locationText) {
+  if (checks.empty())
+    return func;
+  auto where = [&](const SourceLoc &loc) {
+    if (!loc.valid())
+      return std::string("an unknown location");
+    if (locationText)
+      return locationText(loc);
+    return "line " + std::to_string(loc.line) + ", column " + std::to_string(loc.col);
+  };
+  return mapBody(func, "insertShapeChecks takes a PrimFunc", [&](const Stmt &body) {
+    Stmt s = body;
+    for (auto it = checks.rbegin(); it != checks.rend(); ++it)
+      s = AssertStmt::make(it->inBounds,
+                           func.name() + ": out-of-bounds access to '" + it->buffer.name() +
+                               "': index {} of dimension " + std::to_string(it->dim) +
+                               " is outside [0, {}) at " + where(it->loc),
+                           {it->extreme, it->extent}, s, it->loc);
+    return s;
+  });
 }
 
 } // namespace tdsl::lower

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ir/IR.h"
+#include "ir/ShapeBounds.h"
 
 #include <functional>
 #include <string>
@@ -24,7 +25,20 @@ namespace tdsl::lower {
 /// Requires: no Block (after lowerBlocks), buffers not yet flattened.
 /// Guarantees: every access either is proven in bounds for every iteration of its enclosing
 /// loops or runs only after its AssertStmt checked it; nothing else changes.
+///
+/// `dataOnly`: only the accesses whose index depends on data — a value loaded from a buffer
+/// (`A[I[i]]`, a gather) or a scalar input — which no analysis of the shapes can prove in
+/// bounds. Those are checked on every route (spec §6), --bounds-check or not.
 ir::Func insertBoundsChecks(const ir::Func &func,
-                            const std::function<std::string(const SourceLoc &)> &locationText);
+                            const std::function<std::string(const SourceLoc &)> &locationText,
+                            bool dataOnly = false);
+
+/// The body of `func` run only when `checks` (ir/ShapeBounds.h: conditions on its shape
+/// variables) hold, each an AssertStmt around it:
+///
+///   assert M > N - 1 || R < 1 || N < 1, "f: out-of-bounds access to 'W': index {} of
+///       dimension 1 is outside [0, {}) at f.tdsl:5:29", N - 1, M { body }
+ir::Func insertShapeChecks(const ir::Func &func, const std::vector<ir::ShapeBound> &checks,
+                           const std::function<std::string(const SourceLoc &)> &locationText);
 
 } // namespace tdsl::lower

@@ -41,7 +41,10 @@ const std::vector<Step> &steps() {
       {"lower.blocks", plain(lowerBlocks)},
       {"lower.bounds-check",
        [](const Func &f, const LowerOptions &o) {
-         return o.boundsCheck ? insertBoundsChecks(f, o.locationText) : f;
+         // Data-dependent indices always; every access not proven in bounds with
+         // --bounds-check.
+         return insertShapeChecks(insertBoundsChecks(f, o.locationText, !o.boundsCheck),
+                                  o.shapeChecks, o.locationText);
        }},
       {"lower.place-allocs", plain(placeAllocations)},
       {"lower.compact", plain(compactBuffers)},

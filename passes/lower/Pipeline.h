@@ -35,6 +35,7 @@
 #pragma once
 
 #include "ir/IR.h"
+#include "ir/ShapeBounds.h"
 
 #include <functional>
 #include <string>
@@ -46,8 +47,12 @@ namespace tdsl::lower {
 using StepCallback = std::function<void(const std::string &step, const ir::Func &func)>;
 
 struct LowerOptions {
-  /// Insert run-time bounds checks (lower.bounds-check; off: that step changes nothing).
+  /// Check every access not proven in bounds at run time (lower.bounds-check; off: only the
+  /// accesses whose index depends on data).
   bool boundsCheck = false;
+  /// What the function's accesses need of its symbolic shapes (ir/ShapeBounds.h), checked
+  /// once at the entry by lower.bounds-check on every route.
+  std::vector<ir::ShapeBound> shapeChecks;
   /// Spells a source location for bounds-check messages ("file.tdsl:3:7"); when unset, the
   /// messages say "line L, column C".
   std::function<std::string(const SourceLoc &)> locationText;

@@ -85,7 +85,8 @@ PipelineOptions pipelineOptions(const DriverOptions &opts, std::ostream &err,
 
 /// graph.fold-calls: the call run by the reference interpreter on the constants' data.
 std::optional<std::vector<std::vector<uint8_t>>>
-evaluateCall(const ir::Module &module, const ir::CallBinding &call, std::string &error) {
+evaluateCall(const ir::Module &module, const ir::CallBinding &call, std::string &error,
+             const std::function<std::string(const SourceLoc &)> &locationText) {
   ir::Func callee = module.lookup(call.callee);
   const auto *prim = callee.as<ir::PrimFunc>();
   if (!prim || prim->inputs.size() != call.args.size() ||
@@ -97,6 +98,7 @@ evaluateCall(const ir::Module &module, const ir::CallBinding &call, std::string 
   ir::Module one;
   one.add(callee);
   interp::Interpreter interpreter(one);
+  interpreter.setLocationText(locationText);
   interp::ArgMap args;
   for (size_t i = 0; i < call.args.size(); ++i) {
     const std::string &name = prim->inputs[i].name();
@@ -187,6 +189,10 @@ Compilation::Compilation(const DriverOptions &opts, std::ostream &err) : opts_(o
 
 schedule::SampleContext &Compilation::sampling() { return state_->sampling; }
 
+std::function<std::string(const SourceLoc &)> Compilation::locationText() const {
+  return state_->pipeline.locationText;
+}
+
 Compilation::~Compilation() = default;
 
 DiagnosticEngine &Compilation::diags() { return state_->diags; }
@@ -266,7 +272,10 @@ std::optional<ir::Module> Compilation::buildIR() {
     return std::nullopt;
   FrontendHooks frontend;
   frontend.checkFunction = checkFunctionAccesses;
-  frontend.evaluateCall = evaluateCall;
+  frontend.evaluateCall = [&st](const ir::Module &m, const ir::CallBinding &call,
+                                std::string &error) {
+    return evaluateCall(m, call, error, st.pipeline.locationText);
+  };
   frontend.buildSchedules = [&](const std::function<bool(const std::string &)> &takesDefines,
                                 std::set<std::string> &used) {
     return buildSchedules(modules, st.scheduleModules, opts_.target, opts_.defines, used, st.diags,
