@@ -59,11 +59,12 @@ void checkSpatialOnly(const For *loop, const char *primitive) {
 /// apart (its bindings are quasi-affine and one-to-one in the loop: `f / 6`, `f % 6`), and a
 /// block reading what another block under the loop writes reads it in the same iteration
 /// (producer and consumer in one iteration, as compute_at makes).
-void checkParallelizable(const For *loop, const char *primitive) {
+void checkParallelizable(const For *loop, const char *primitive,
+                         const std::vector<const For *> &outer) {
   checkSpatialOnly(loop, primitive);
   // A write also meets itself in another iteration.
   requireIndependentIterations(loop, loop->loopVar, innerLoops(loop),
-                               /*allowSameIndexUpdates=*/false);
+                               /*allowSameIndexUpdates=*/false, outer);
 }
 
 const For *constantExtentLoop(ScheduleState &s, const Var &v, const char *primitive) {
@@ -79,7 +80,7 @@ const For *constantExtentLoop(ScheduleState &s, const Var &v, const char *primit
 
 void parallel(ScheduleState &s, const Var &v) {
   const For *loop = s.loop(v);
-  checkParallelizable(loop, "parallel");
+  checkParallelizable(loop, "parallel", s.loopsAbove(loop));
   s.replace(loop, For::make(loop->loopVar, loop->min, loop->extent, ForKind::Parallel, loop->body,
                             {}, loop->loc));
 }
@@ -89,26 +90,64 @@ void checkLoopKinds(const Func &func,
   const auto *prim = func.as<PrimFunc>();
   if (!prim)
     return;
-  forEach<For>(prim->body, [&](const For *loop) {
-    const char *primitive = loop->forKind == ForKind::Parallel     ? "parallel"
-                            : loop->forKind == ForKind::Vectorized ? "vectorize"
-                                                                   : nullptr;
-    if (!primitive)
+  std::vector<const For *> above;
+  std::function<void(const Stmt &)> walk = [&](const Stmt &s) {
+    if (!s.defined())
       return;
-    try {
-      if (loop->forKind == ForKind::Vectorized && !asConstInt(loop->extent))
-        throw ScheduleError("a vectorized loop needs a constant extent, but loop '" +
-                            loop->loopVar.name() + "' runs to " + toString(loop->extent));
-      checkParallelizable(loop, primitive);
-    } catch (const ScheduleError &e) {
-      report(loop, e);
+    if (const auto *loop = s.as<For>()) {
+      const char *primitive = loop->forKind == ForKind::Parallel     ? "parallel"
+                              : loop->forKind == ForKind::Vectorized ? "vectorize"
+                                                                     : nullptr;
+      if (primitive) {
+        try {
+          if (loop->forKind == ForKind::Vectorized && !asConstInt(loop->extent))
+            throw ScheduleError("a vectorized loop needs a constant extent, but loop '" +
+                                loop->loopVar.name() + "' runs to " + toString(loop->extent));
+          checkParallelizable(loop, primitive, above);
+        } catch (const ScheduleError &e) {
+          report(loop, e);
+        }
+      }
+      above.push_back(loop);
+      walk(loop->body);
+      above.pop_back();
+      return;
     }
-  });
+    if (const auto *seq = s.as<SeqStmt>())
+      for (const Stmt &x : seq->seq)
+        walk(x);
+    else if (const auto *b = s.as<Block>())
+      walk(b->body);
+    else if (const auto *l = s.as<LetStmt>())
+      walk(l->body);
+    else if (const auto *c = s.as<IfThenElse>()) {
+      walk(c->thenCase);
+      walk(c->elseCase);
+    }
+  };
+  walk(prim->body);
 }
 
 void vectorize(ScheduleState &s, const Var &v) {
   const For *loop = constantExtentLoop(s, v, "vectorize");
-  checkParallelizable(loop, "vectorize");
+  // Vector code is made of the innermost loop's body (lower.vectorize): an outer loop would
+  // be printed `vectorized` and run as a plain loop. Unrolled loops inside are copies of their
+  // body by then.
+  struct Inner : IRVisitor {
+    const For *found = nullptr;
+    void visit(const For *op) override {
+      if (!found && op->forKind != ForKind::Unrolled)
+        found = op;
+      IRVisitor::visit(op);
+    }
+  } inner;
+  inner.visitStmt(loop->body);
+  if (inner.found)
+    throw ScheduleError("vectorize needs an innermost loop, but loop '" + v.name() +
+                            "' holds loop '" + inner.found->loopVar.name() +
+                            "' (vectorize that one, or move it outside with reorder)",
+                        inner.found->loopVar->loc, "loop '" + inner.found->loopVar.name() + "'");
+  checkParallelizable(loop, "vectorize", s.loopsAbove(loop));
   s.replace(loop, For::make(loop->loopVar, loop->min, loop->extent, ForKind::Vectorized, loop->body,
                             {}, loop->loc));
 }

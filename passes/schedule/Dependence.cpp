@@ -4,6 +4,8 @@
 
 #include "passes/schedule/Dependence.h"
 
+#include "ir/Arith.h"
+#include "ir/Contains.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "ir/Utils.h"
@@ -12,7 +14,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <set>
+#include <unordered_map>
 
 namespace tdsl::schedule {
 
@@ -544,9 +548,262 @@ void requireAffineReduceBindings(const ScheduleState &s, const Block *block,
   }
 }
 
+namespace {
+
+/// The elements each iteration of `loop` touches, by running the nest on constants: the exact
+/// answer where the symbolic test is not (a `where` that narrows a tile's digits, a permutation
+/// such as `(i + 3) % 16`). For a loop nest of constant extents whose indices do not depend on
+/// data, with at most 4096 block instances under each point of the loops around it (2^17 in
+/// all); nullopt otherwise. Accesses under a `select`
+/// or an `if` count whichever way they go (conservative).
+class Enumerator {
+public:
+  Enumerator(const For *loop, const std::vector<const For *> &outer) : loop_(loop), outer_(outer) {}
+
+  /// Whether no element written in one iteration of the loop is touched in another
+  /// (`allowSameIndexUpdates`: except by the same block at the same element, a reduction's
+  /// update); nullopt when the nest cannot be run on constants.
+  std::optional<bool> independent(const std::vector<Buffer> &privateBuffers,
+                                  bool allowSameIndexUpdates) {
+    private_ = &privateBuffers;
+    allowSame_ = allowSameIndexUpdates;
+    return outerPoints(0);
+  }
+
+private:
+  /// Every point of the loops around `loop` (each a fixed value for the comparison).
+  std::optional<bool> outerPoints(size_t k) {
+    if (k == outer_.size())
+      return iterations();
+    std::optional<int64_t> lo = value(outer_[k]->min), n = value(outer_[k]->extent);
+    if (!lo || !n || *n > kMaxPoints)
+      return std::nullopt;
+    for (int64_t i = *lo; i < *lo + *n; ++i) {
+      env_[outer_[k]->loopVar] = intImm(i);
+      std::optional<bool> r = outerPoints(k + 1);
+      if (!r || !*r)
+        return r;
+    }
+    env_.erase(outer_[k]->loopVar);
+    return true;
+  }
+
+  std::optional<bool> iterations() {
+    touches_.clear();
+    instances_ = points_ = 0; // per point of the outer loops; total_ bounds them all
+    std::optional<int64_t> lo = value(loop_->min), n = value(loop_->extent);
+    if (!lo || !n || *n > kMaxPoints)
+      return std::nullopt;
+    for (int64_t i = *lo; i < *lo + *n; ++i) {
+      iteration_ = i;
+      env_[loop_->loopVar] = intImm(i);
+      if (!walk(loop_->body))
+        return std::nullopt;
+    }
+    bool allowSameIndexUpdates = allowSame_;
+    std::map<std::pair<const BufferNode *, std::vector<int64_t>>, std::vector<const Touch *>> at;
+    for (const Touch &t : touches_)
+      at[{t.buffer, t.element}].push_back(&t);
+    for (const auto &[element, list] : at)
+      for (const Touch *w : list)
+        if (w->write)
+          for (const Touch *o : list)
+            if (o->iteration != w->iteration && !(allowSameIndexUpdates && o->block == w->block))
+              return false;
+    return true;
+  }
+
+  static constexpr int64_t kMaxPoints = 1 << 12; ///< block instances per outer point
+  static constexpr int64_t kMaxTotal = 1 << 17;  ///< block instances in all
+
+  struct Touch {
+    const BufferNode *buffer;
+    std::vector<int64_t> element;
+    int64_t iteration;
+    const Block *block;
+    bool write;
+  };
+
+  /// `e` on the integers of env_ (i64 index arithmetic, comparisons, logic, select); nullopt
+  /// for anything else (a load, a float).
+  std::optional<int64_t> value(const Expr &e) {
+    if (const auto *c = e.as<IntImm>())
+      return c->value;
+    if (const auto *v = e.as<VarRef>()) {
+      auto it = env_.find(v->var);
+      return it == env_.end() ? std::nullopt : value(it->second);
+    }
+    if (const auto *n = e.as<Not>()) {
+      std::optional<int64_t> a = value(n->a);
+      return a ? std::optional<int64_t>(!*a) : std::nullopt;
+    }
+    if (const auto *n = e.as<Neg>()) {
+      std::optional<int64_t> a = value(n->a);
+      return a ? std::optional<int64_t>(int64_t(0ull - uint64_t(*a))) : std::nullopt;
+    }
+    if (const auto *c = e.as<Cast>())
+      return e.dtype().isInteger() || e.dtype().isBool() ? value(c->value) : std::nullopt;
+    if (const auto *s = e.as<Select>()) {
+      std::optional<int64_t> c = value(s->condition);
+      return c ? value(*c ? s->trueValue : s->falseValue) : std::nullopt;
+    }
+    auto [pa, pb] = binaryOperands(e);
+    if (!pa || !pb)
+      return std::nullopt;
+    std::optional<int64_t> x = value(*pa), y = value(*pb);
+    if (!x || !y)
+      return std::nullopt;
+    int64_t a = *x, b = *y, r = 0;
+    bool divisible = b != 0 && !(a == INT64_MIN && b == -1);
+    switch (e.kind()) {
+    case ExprKind::Add:
+      return __builtin_add_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+    case ExprKind::Sub:
+      return __builtin_sub_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+    case ExprKind::Mul:
+      return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+    case ExprKind::Div:
+      return divisible ? std::optional<int64_t>(floorDiv(a, b)) : std::nullopt;
+    case ExprKind::Mod:
+      return divisible ? std::optional<int64_t>(floorMod(a, b)) : std::nullopt;
+    case ExprKind::Min:
+      return std::min(a, b);
+    case ExprKind::Max:
+      return std::max(a, b);
+    case ExprKind::EQ:
+      return a == b;
+    case ExprKind::NE:
+      return a != b;
+    case ExprKind::LT:
+      return a < b;
+    case ExprKind::LE:
+      return a <= b;
+    case ExprKind::GT:
+      return a > b;
+    case ExprKind::GE:
+      return a >= b;
+    case ExprKind::And:
+      return a && b;
+    case ExprKind::Or:
+      return a || b;
+    default:
+      return std::nullopt;
+    }
+  }
+
+  bool access(const Block *b, const Buffer &buffer, const std::vector<Expr> &indices, bool write) {
+    for (const Buffer &p : *private_)
+      if (p.sameAs(buffer))
+        return true;
+    Touch t{buffer.get(), {}, iteration_, b, write};
+    for (const Expr &i : indices) {
+      std::optional<int64_t> v = value(i);
+      if (!v)
+        return false;
+      t.element.push_back(*v);
+    }
+    touches_.push_back(std::move(t));
+    return ++points_ <= kMaxPoints * 4;
+  }
+
+  bool exprs(const Block *b, const Expr &e) {
+    bool ok = true;
+    forEach<BufferLoad>(
+        e, [&](const BufferLoad *op) { ok = ok && access(b, op->buffer, op->indices, false); });
+    return ok;
+  }
+
+  bool body(const Block *b, const Stmt &s) {
+    if (!s.defined())
+      return true;
+    if (const auto *st = s.as<BufferStore>()) {
+      for (const Expr &i : st->indices)
+        if (!exprs(b, i))
+          return false;
+      return exprs(b, st->value) && access(b, st->buffer, st->indices, true);
+    }
+    if (const auto *l = s.as<LetStmt>()) {
+      if (!exprs(b, l->value))
+        return false;
+      env_[l->var] = substitute(l->value, env_);
+      return body(b, l->body);
+    }
+    if (const auto *c = s.as<IfThenElse>())
+      return exprs(b, c->condition) && body(b, c->thenCase) && body(b, c->elseCase);
+    if (const auto *seq = s.as<SeqStmt>()) {
+      for (const Stmt &x : seq->seq)
+        if (!body(b, x))
+          return false;
+      return true;
+    }
+    if (s.as<For>() || s.as<Block>())
+      return walk(s);
+    if (const auto *e = s.as<Evaluate>())
+      return exprs(b, e->value);
+    return false;
+  }
+
+  bool walk(const Stmt &s) {
+    if (!s.defined())
+      return true;
+    if (const auto *f = s.as<For>()) {
+      std::optional<int64_t> lo = value(f->min), n = value(f->extent);
+      if (!lo || !n || *n > kMaxPoints)
+        return false;
+      for (int64_t i = *lo; i < *lo + *n; ++i) {
+        env_[f->loopVar] = intImm(i);
+        if (!walk(f->body))
+          return false;
+      }
+      env_.erase(f->loopVar);
+      return true;
+    }
+    if (const auto *b = s.as<Block>()) {
+      if (++instances_ > kMaxPoints || ++total_ > kMaxTotal)
+        return false;
+      for (const IterVar &iv : b->iterVars) {
+        if (!iv.binding.defined())
+          return false;
+        std::optional<int64_t> v = value(iv.binding);
+        if (!v)
+          return false;
+        env_[iv.var] = intImm(*v);
+      }
+      std::optional<int64_t> run = value(b->predicate);
+      if (!run)
+        return false;
+      if (!*run)
+        return true;
+      return body(b, b->init) && body(b, b->body);
+    }
+    if (const auto *seq = s.as<SeqStmt>()) {
+      for (const Stmt &x : seq->seq)
+        if (!walk(x))
+          return false;
+      return true;
+    }
+    if (const auto *l = s.as<LetStmt>()) {
+      env_[l->var] = substitute(l->value, env_);
+      return walk(l->body);
+    }
+    return false;
+  }
+
+  const For *loop_;
+  std::vector<const For *> outer_;
+  const std::vector<Buffer> *private_ = nullptr;
+  bool allowSame_ = false;
+  std::unordered_map<Var, Expr> env_;
+  std::vector<Touch> touches_;
+  int64_t iteration_ = 0, instances_ = 0, points_ = 0, total_ = 0;
+};
+
+} // namespace
+
 void requireIndependentIterations(const For *loop, const Var &var,
                                   const std::map<const VarNode *, LoopRange> &varying,
-                                  bool allowSameIndexUpdates) {
+                                  bool allowSameIndexUpdates,
+                                  const std::vector<const For *> &outer) {
   std::vector<LoopAccess> acc = accessesUnder(loop);
   std::map<const VarNode *, LoopRange> ranges = innerLoops(loop);
   ranges[loop->loopVar.get()] = LoopRange{asConstInt(loop->min), asConstInt(loop->extent)};
@@ -571,6 +828,7 @@ void requireIndependentIterations(const For *loop, const Var &var,
     return std::any_of(private_.begin(), private_.end(),
                        [&](const Buffer &p) { return p.sameAs(buf); });
   };
+  std::optional<bool> enumerated; // the exact test, run at most once
   for (const LoopAccess &w : acc) {
     if (!w.write || isPrivate(w.buffer))
       continue;
@@ -583,6 +841,14 @@ void requireIndependentIterations(const For *loop, const Var &var,
         continue;
       if (separatedBy(w, o, var, varying, ranges, bounds))
         continue;
+      // The symbolic test could not tell: for the loop's own iterations, run the nest on
+      // constants where it is small enough.
+      if (var.sameAs(loop->loopVar)) {
+        if (!enumerated)
+          enumerated = Enumerator(loop, outer).independent(private_, allowSameIndexUpdates);
+        if (enumerated && *enumerated)
+          return;
+      }
       throw ScheduleError("iterations of loop '" + var.name() + "' depend on each other: block '" +
                               w.block->name + "' writes '" + w.buffer.name() + "' and block '" +
                               o.block->name + "' " + (o.write ? "writes" : "reads") +

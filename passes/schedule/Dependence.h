@@ -71,9 +71,12 @@ void requireAffineReduceBindings(const ScheduleState &s, const ir::Block *block,
 /// it). With `allowSameIndexUpdates`, a block reading the element it writes (a reduction's
 /// `Y[i] = Y[i] + …`) is no dependence: reordering keeps each element's updates in order (up
 /// to the reassociation spec §7 allows). A buffer allocated by a block under `loop` is private
-/// to an iteration and never a dependence.
+/// to an iteration and never a dependence. Where this symbolic test cannot tell and `var` is
+/// the loop's own variable, a nest of constant extents (with `outer`, the loops around `loop`,
+/// outermost first) small enough is run on constants instead: the exact answer.
 void requireIndependentIterations(const ir::For *loop, const ir::Var &var,
                                   const std::map<const ir::VarNode *, LoopRange> &varying,
-                                  bool allowSameIndexUpdates);
+                                  bool allowSameIndexUpdates,
+                                  const std::vector<const ir::For *> &outer = {});
 
 } // namespace tdsl::schedule
