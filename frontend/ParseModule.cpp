@@ -431,6 +431,29 @@ bool endsOperand(const antlr4::Token *t) {
   }
 }
 
+/// The length of the well-formed UTF-8 sequence at `at` (0 when it is not one: a stray
+/// continuation byte, an invalid lead byte such as 0xFF, a truncated or overlong sequence), so
+/// that a message echoes only whole characters.
+size_t utf8Length(const std::string &source, size_t at) {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(source[i]); };
+  unsigned char c = byte(at);
+  size_t len = c >= 0xC2 && c <= 0xDF   ? 2
+               : c >= 0xE0 && c <= 0xEF ? 3
+               : c >= 0xF0 && c <= 0xF4 ? 4
+                                        : 0;
+  if (!len || at + len > source.size())
+    return 0;
+  for (size_t i = 1; i < len; ++i)
+    if ((byte(at + i) & 0xC0) != 0x80)
+      return 0;
+  // Overlong forms and surrogates, as RFC 3629 excludes them.
+  unsigned char d = byte(at + 1);
+  if ((c == 0xE0 && d < 0xA0) || (c == 0xED && d > 0x9F) || (c == 0xF0 && d < 0x90) ||
+      (c == 0xF4 && d > 0x8F))
+    return 0;
+  return len;
+}
+
 /// Reports an invalid character, an unterminated string or comment (lexed onto the hidden
 /// channel so that parsing continues without them); false if `t` is none of those.
 bool reportLexicalError(uint32_t file, const std::string &source, const antlr4::Token *t,
@@ -445,11 +468,7 @@ bool reportLexicalError(uint32_t file, const std::string &source, const antlr4::
     std::ostringstream msg;
     if (c >= 0x20 && c < 0x7f) {
       msg << "invalid character '" << source[at] << "'";
-    } else if (c >= 0xC0) {
-      size_t len = 1;
-      while (at + len < source.size() && len < 4 &&
-             (static_cast<unsigned char>(source[at + len]) & 0xC0) == 0x80)
-        ++len;
+    } else if (size_t len = utf8Length(source, at)) {
       msg << "invalid character '" << source.substr(at, len) << "'";
     } else {
       msg << "invalid byte 0x" << std::hex << static_cast<unsigned>(c) << " in source";

@@ -547,6 +547,17 @@ private:
       const ast::Expr &arg = *cv.args[i];
       const FuncParam &p = params[i];
       if (!p.isTensor()) {
+        // A tensor value where the callee takes a scalar (`nn.leaky_relu(x, x)`).
+        if (auto *n = arg.as<ast::NameExpr>()) {
+          const Symbol *sym = scopes_.lookup(n->name);
+          if (sym && sym->kind == SymbolKind::Buffer) {
+            diags_.error(arg.range, "argument " + std::to_string(i + 1) + " of " + cname + " ('" +
+                                        p.name() + "') is a scalar " + p.scalar.dtype().name() +
+                                        ", but '" + n->name + "' is a tensor " +
+                                        typeString(sym->buffer.dtype(), sym->buffer.shape()));
+            return std::nullopt;
+          }
+        }
         ExprChecker ec{scopes_, diags_};
         Expr v = ec.check(arg, p.scalar.dtype());
         if (!v.defined())

@@ -145,6 +145,15 @@ public:
       out.real = negative ? -f->value : f->value;
       return out;
     }
+    // A name an earlier statement bound (a sampled integer, a loop) inside an expression: its
+    // value exists only when the script runs, where arguments are not evaluated.
+    if (const ast::NameExpr *n = boundNameIn(*a.expr)) {
+      diags_.error(n->range, "'" + n->name +
+                                 "' is bound by an earlier statement of the schedule; such a "
+                                 "name may stand alone as an argument, not inside an expression "
+                                 "(give the value you need its own sample_categorical)");
+      return std::nullopt;
+    }
     std::optional<int64_t> v = constEval(*a.expr, params_, diags_, &perInstance_);
     if (!v)
       return std::nullopt;
@@ -154,6 +163,20 @@ public:
   }
 
 private:
+  /// The first name of `e` that an earlier statement bound and no parameter hides.
+  const ast::NameExpr *boundNameIn(const ast::Expr &e) const {
+    if (auto *n = e.as<ast::NameExpr>())
+      return bound_.count(n->name) && !params_.count(n->name) ? n : nullptr;
+    if (auto *u = e.as<ast::UnaryExpr>())
+      return boundNameIn(*u->operand);
+    if (auto *b = e.as<ast::BinaryExpr>()) {
+      if (const ast::NameExpr *l = boundNameIn(*b->lhs))
+        return l;
+      return boundNameIn(*b->rhs);
+    }
+    return nullptr;
+  }
+
   std::optional<ScheduleArg> lambda(const ast::SchedArg &a) {
     ScheduleArg out;
     out.kind = ScheduleArg::Kind::Lambda;

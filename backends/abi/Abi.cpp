@@ -58,7 +58,11 @@ std::vector<std::string> cFunctionNames(const std::vector<Func> &funcs,
       return !taken.count(name) && !isReservedWord(name) && name.rfind("tdsl_", 0) != 0 &&
              (!withEntry || !taken.count(name + "_dlpack"));
     };
-    std::string base = cIdentifier(funcs[i].name()), name = base;
+    std::string base = cIdentifier(funcs[i].name());
+    // The runtime's prefix (an imported module named `tdsl_x.tdsl`): no suffix would free it.
+    if (base.rfind("tdsl_", 0) == 0)
+      base = "v" + base;
+    std::string name = base;
     for (int k = 1; !free(name); ++k)
       name = base + "_" + std::to_string(k);
     taken.insert(name);

@@ -42,8 +42,12 @@ const std::string &NameTable::define(const void *object, const std::string &hint
   auto reserved = [&](const std::string &name) {
     return abi::isReservedWord(name) || (extraReserved_ && extraReserved_(name));
   };
-  std::string base = abi::cIdentifier(hint), name = base;
-  for (int i = 1; taken_.count(name) || reserved(name) || name.rfind("tdsl_", 0) == 0; ++i)
+  std::string base = abi::cIdentifier(hint);
+  // The runtime's prefix: `tdsl_x` would stay reserved whatever suffix it got.
+  if (base.rfind("tdsl_", 0) == 0)
+    base = "v" + base;
+  std::string name = base;
+  for (int i = 1; taken_.count(name) || reserved(name); ++i)
     name = base + "_" + std::to_string(i);
   taken_.insert(name);
   return names_.emplace(object, name).first->second;

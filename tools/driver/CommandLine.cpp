@@ -102,6 +102,19 @@ std::string readToolOptions(const Parsed &parsed, ToolOptions &opts) {
   return "";
 }
 
+void addCompileOptions(po::options_description &options) {
+  options.add_options()("mcpu", value(), "")("mattr", value(), "")("ffast-math", "")(
+      "schedule", value(), "")("bounds-check", "");
+}
+
+void readCompileOptions(const Parsed &parsed, ToolOptions &opts) {
+  opts.mcpu = parsed.last("mcpu").value_or(opts.mcpu);
+  opts.mattr = parsed.last("mattr").value_or(opts.mattr);
+  opts.fastMath = parsed.has("ffast-math");
+  opts.scheduleFiles = parsed.all("schedule");
+  opts.boundsCheck = parsed.has("bounds-check");
+}
+
 std::string readInput(const Parsed &parsed, const char *positional, std::string &input) {
   std::vector<std::string> inputs = parsed.all(positional);
   if (inputs.empty())

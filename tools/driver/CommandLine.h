@@ -40,6 +40,12 @@ boost::program_options::typed_value<std::vector<std::string>> *value();
 /// -h/--help.
 void addToolOptions(boost::program_options::options_description &options);
 
+/// Adds what tdslc and tdsl-run take alike to make code (spec §9): --mcpu, --mattr,
+/// --ffast-math, --schedule FILE (repeatable) and --bounds-check.
+void addCompileOptions(boost::program_options::options_description &options);
+/// Reads the options addCompileOptions added into `opts`.
+void readCompileOptions(const Parsed &parsed, ToolOptions &opts);
+
 /// Parses argv[1..] against `options`, the other arguments going to the option `positional`.
 /// -O<digit> becomes --opt-level=<digit>, and each spelling of `gccStyle` ("-MD") its long form
 /// ("--MD"). Returns the error message, or "" on success.

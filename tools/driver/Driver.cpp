@@ -38,12 +38,12 @@ const std::pair<const char *, EmitKind> kEmitKinds[] = {
 po::options_description optionsDescription() {
   po::options_description d;
   cl::addToolOptions(d);
+  cl::addCompileOptions(d);
   d.add_options()("version", "")("emit", cl::value(), "")("output,o", cl::value(), "")(
-      "mcpu", cl::value(), "")("mattr", cl::value(), "")("ffast-math", "")("remarks", "")(
-      "schedule", cl::value(), "")("print-ir-after-all", "")("print-ir-after", cl::value(), "")(
-      "print-ir-before", cl::value(), "")("list-passes", "")("bounds-check", "")("MD", "")(
-      "MF", cl::value(), "")("Werror", "")("error-limit", cl::value(),
-                                           "")("color", cl::value(), "")("input", cl::value(), "");
+      "remarks", "")("print-ir-after-all", "")("print-ir-after", cl::value(), "")(
+      "print-ir-before", cl::value(), "")("list-passes", "")("MD", "")("MF", cl::value(), "")(
+      "Werror", "")("error-limit", cl::value(), "")("color", cl::value(), "")("input", cl::value(),
+                                                                              "");
   return d;
 }
 
@@ -134,23 +134,19 @@ std::optional<int> parseCommandLine(int argc, const char *const *argv, DriverOpt
     if (it == std::end(kEmitKinds))
       return fail(
           "invalid value '" + *e +
-          "' for --emit; expected ast, ir, lowered, cpp, cuda, llvm, bc, asm, obj or header");
+          "' for --emit; expected ast, ir, lowered, cpp, cuda, llvm, bc, asm, obj, header or dot");
     opts.emit = it->second;
   }
   if (auto o = p.last("output"))
     opts.output = *o;
   if (std::string error = cl::readToolOptions(p, opts); !error.empty())
     return fail(error);
-  opts.mcpu = p.last("mcpu").value_or(opts.mcpu);
-  opts.mattr = p.last("mattr").value_or(opts.mattr);
-  opts.fastMath = p.has("ffast-math");
+  cl::readCompileOptions(p, opts);
   opts.remarks = p.has("remarks");
-  opts.scheduleFiles = p.all("schedule");
   opts.printIRAfterAll = p.has("print-ir-after-all");
   opts.printIRAfter = p.all("print-ir-after");
   opts.printIRBefore = p.all("print-ir-before");
   opts.listPasses = p.has("list-passes");
-  opts.boundsCheck = p.has("bounds-check");
   opts.writeDeps = p.has("MD");
   if (auto f = p.last("MF")) {
     opts.depFile = *f;
@@ -252,16 +248,26 @@ int runCompiler(const DriverOptions &opts, std::ostream &out, std::ostream &err,
     if (!ir)
       return 1;
     if (opts.emit == EmitKind::IR) {
+      // Relative imports name files beside the input: printed into another folder, they are
+      // rewritten relative to the output so that the printed module compiles from there.
+      if (!opts.output.empty() && opts.output != "-") {
+        std::error_code ec;
+        fs::path from = fs::absolute(opts.input, ec).parent_path();
+        fs::path to = fs::absolute(opts.output, ec).parent_path();
+        if (from.lexically_normal() != to.lexically_normal())
+          for (std::string &import : ir->imports) {
+            fs::path p(import);
+            if (p.is_relative() && p.extension() == ".tdsl" && fs::exists(from / p, ec))
+              import = (from / p)
+                           .lexically_normal()
+                           .lexically_relative(to.lexically_normal())
+                           .generic_string();
+          }
+      }
       printOwnItems(*ir, text, opts.func);
     } else if (opts.emit == EmitKind::Dot) { // graphs' dataflow, funcs' loop nests (backends/dot)
       text << dot::printModule(*ir, {opts.func, fs::path(opts.input).filename().string()});
     } else {
-      if (viaLLVM(opts) && opts.boundsCheck) {
-        err << "tdslc: error: --bounds-check is implemented by the C++ backend only; use --emit="
-            << emitKindName(opts.emit == EmitKind::Asm ? EmitKind::Asm : EmitKind::Obj)
-            << " --via=cpp\n";
-        return 2;
-      }
       if (viaLLVM(opts) && !opts.func.empty() && ir->lookup(opts.func).as<ir::ExternFunc>()) {
         err << "tdslc: error: --emit=" << emitKindName(opts.emit) << " --func " << opts.func
             << ": an extern func is defined by its library, not compiled\n";

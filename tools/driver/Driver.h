@@ -25,15 +25,11 @@ enum class EmitKind { AST, IR, Lowered, Cpp, Cuda, LLVM, Bitcode, Asm, Obj, Head
 
 struct DriverOptions : ToolOptions {
   EmitKind emit = EmitKind::Obj;
-  std::string output;                 // empty: stdout for text, <stem>.o for obj
-  std::string mcpu = "native", mattr; // --mcpu, --mattr
-  bool fastMath = false;
+  std::string output;   // empty: stdout for text, <stem>.o for obj
   bool remarks = false; // --remarks
-  std::vector<std::string> scheduleFiles;
   bool printIRAfterAll = false;
   std::vector<std::string> printIRAfter, printIRBefore;
   bool listPasses = false;
-  bool boundsCheck = false;
   bool writeDeps = false; // -MD
   std::string depFile;    // -MF
   bool warningsAsErrors = false;
@@ -70,6 +66,9 @@ public:
   std::optional<ir::Module> buildIR();
   /// The rest of the pipeline: the functions the backends emit, lowered for the target.
   std::optional<ir::LoweredModule> lower(const ir::Module &scheduled);
+
+  /// Spells a source location of this compilation ("f.tdsl:4:15"), for run-time messages.
+  std::function<std::string(const SourceLoc &)> locationText() const;
 
   const ast::Module &mainModule() const;
   const std::vector<ast::Module *> &scheduleModules() const;

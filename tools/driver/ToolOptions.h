@@ -40,6 +40,12 @@ struct ToolOptions {
   uint64_t seed = 0;
   /// --tuning-db FILE: the decisions and schedules recorded by tdsl-tune (spec §7, §12).
   std::string tuningDb;
+
+  // The code generation options of tdslc and tdsl-run (cl::addCompileOptions, spec §9).
+  std::string mcpu = "native", mattr;     ///< --mcpu, --mattr
+  bool fastMath = false;                  ///< --ffast-math
+  std::vector<std::string> scheduleFiles; ///< --schedule FILE (repeatable)
+  bool boundsCheck = false;               ///< --bounds-check
 };
 
 } // namespace tdsl

@@ -15,6 +15,7 @@
 #include "backends/interp/Interpreter.h"
 #include "backends/llvm/JIT.h"
 #include "backends/llvm/LLVMBackend.h"
+#include "backends/llvm/Target.h"
 #include "runtime/Npy.h"
 #include "tools/driver/CommandLine.h"
 #include "tools/driver/Driver.h"
@@ -26,7 +27,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <new>
 #include <random>
@@ -50,6 +53,11 @@ const char *kHelp = R"(usage: tdsl-run FILE.tdsl --func NAME [options]
                            C++ compiled by the Clang libraries
   -O0, -O1, -O2, -O3       optimisation level of the JIT (default -O2)
   --ffp-contract=on|off    fuse a * b + c into one multiply-add (default on); off: never
+  --ffast-math             allow float reassociation (off by default)
+  --mcpu=NAME              the CPU to compile for (default native); it must run here
+  --mattr=+avx2,...        target features; each must be one this machine has
+  --bounds-check           check at run time every access not proven in bounds
+  --schedule FILE          schedules that replace those of the source for the same function
   --threads N              OpenMP threads for parallel loops (default: OMP_NUM_THREADS, or
                            one per core)
   --input NAME=FILE.npy    an input (or an output's initial contents) from a .npy file
@@ -117,6 +125,7 @@ bool splitAssignment(const std::string &text, std::pair<std::string, std::string
 std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   po::options_description desc;
   cl::addToolOptions(desc);
+  cl::addCompileOptions(desc);
   desc.add_options()("interpret", "")("bench", "")("check", "")("input", cl::value(), "")(
       "output", cl::value(), "")("load", cl::value(), "")("threads", cl::value(), "")(
       "repeat", cl::value(), "")("file", cl::value(), "")("json", cl::value(), "");
@@ -125,6 +134,15 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
           cl::parseToolCommandLine("tdsl-run", argc, argv, desc, kHelp, p, opts))
     return status;
   opts.tool = "tdsl-run";
+  cl::readCompileOptions(p, opts);
+  // The JIT runs the code here: a CPU or feature this machine lacks would crash it.
+  if (opts.mcpu != "native" || !opts.mattr.empty()) {
+    llvmgen::TargetOptions target;
+    target.mcpu = opts.mcpu;
+    target.mattr = opts.mattr;
+    if (std::string error = llvmgen::hostLacks(target); !error.empty())
+      return usageError(error);
+  }
   opts.interpret = p.has("interpret");
   opts.bench = p.has("bench");
   opts.check = p.has("check");
@@ -177,8 +195,9 @@ std::unique_ptr<Loaded> loadModule(const RunOptions &opts, bool plain = false) {
   return loaded;
 }
 
-/// A scalar of `dtype` from a command-line literal; nullopt if `text` is not one.
-std::optional<Scalar> parseScalar(ir::DType dtype, const std::string &text) {
+/// A scalar of `dtype` from a command-line literal; nullopt if `text` is not one. A literal
+/// the dtype cannot hold (`1e99` for f32, `300` for i8) sets `error`.
+std::optional<Scalar> parseScalar(ir::DType dtype, const std::string &text, std::string &error) {
   if (dtype.isBool()) {
     if (text == "true" || text == "1")
       return Scalar::ofBool(true);
@@ -190,11 +209,27 @@ std::optional<Scalar> parseScalar(ir::DType dtype, const std::string &text) {
     double v;
     if (!parseDouble(text, v))
       return std::nullopt;
+    double largest = dtype == ir::DType::f64()    ? std::numeric_limits<double>::max()
+                     : dtype == ir::DType::f32()  ? double(std::numeric_limits<float>::max())
+                     : dtype == ir::DType::bf16() ? 3.3895313892515355e38
+                                                  : 65504.0;
+    if (std::isfinite(v) && std::fabs(v) > largest) {
+      error = "'" + text + "' is out of range for " + dtype.name();
+      return std::nullopt;
+    }
     return Scalar::ofFloat(dtype, v);
   }
   int64_t v;
   if (!parseInteger(text, v))
     return std::nullopt;
+  int bits = dtype.bits();
+  bool fits = bits >= 64      ? (dtype.isInt() || v >= 0)
+              : dtype.isInt() ? v >= -(int64_t(1) << (bits - 1)) && v < (int64_t(1) << (bits - 1))
+                              : v >= 0 && v < (int64_t(1) << bits);
+  if (!fits) {
+    error = "'" + text + "' is out of range for " + dtype.name();
+    return std::nullopt;
+  }
   return Scalar::ofInt(dtype, v);
 }
 
@@ -425,6 +460,7 @@ int run(const RunOptions &opts) {
   }
 
   interp::Interpreter interpreter(*module);
+  interpreter.setLocationText(loaded->compilation->locationText());
   std::string error;
   for (const std::string &lib : opts.libraries)
     if (!interpreter.loadLibrary(lib, error))
@@ -444,10 +480,21 @@ int run(const RunOptions &opts) {
     if (!param)
       return runError("'" + opts.func + "' has no parameter named '" + name + "'");
     if (!param->isTensor) {
-      if (std::optional<Scalar> s = parseScalar(param->dtype, value)) {
+      std::string bad;
+      if (std::optional<Scalar> s = parseScalar(param->dtype, value, bad)) {
         args[name] = *s;
         continue;
       }
+      if (!bad.empty())
+        return runError("--input " + name + "=" + value + ": " + bad);
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(value, ec))
+        return runError("--input " + name + "=" + value + ": scalar '" + name + "' (" +
+                        param->dtype.name() + ") takes a literal such as " +
+                        (param->dtype.isFloat()  ? "0.5"
+                         : param->dtype.isBool() ? "true"
+                                                 : "3") +
+                        " or a 0-d .npy file, and '" + value + "' is neither");
       std::optional<Tensor> t = readInput(*param, value);
       if (!t)
         return 1;
@@ -500,6 +547,7 @@ int run(const RunOptions &opts) {
       return 1;
     reference = args;
     interp::Interpreter refInterp(plain->module);
+    refInterp.setLocationText(plain->compilation->locationText());
     for (const std::string &lib : opts.libraries)
       if (!refInterp.loadLibrary(lib, error))
         return runError(error);

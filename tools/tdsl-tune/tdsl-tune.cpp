@@ -51,7 +51,7 @@ candidates, each checked against the unscheduled function first (spec §12, docs
   --func NAME              the function or graph to tune (required)
   -D NAME=VALUE            a generic constant or schedule parameter (as tdslc)
   --trials N               candidates to measure in all (default 64; 0: only write -o)
-  --time-limit SECONDS     stop after this long (default: none)
+  --time-limit SECONDS     stop after this long (0, the default: no limit)
   --db FILE                the tuning database, JSON lines (default FILE.tuning.jsonl);
                            a later run resumes from it
   -o OUT.tdsl              write the best schedule of each function as plain schedule items
@@ -231,7 +231,8 @@ private:
   std::map<std::string, std::pair<std::vector<std::vector<float>>, std::vector<float>>> train_;
   std::map<std::string, BoosterHandle> models_;
   std::map<std::string, std::vector<Candidate>> pool_; // measured ok candidates per task
-  int64_t trialsDone_ = 0;
+  int64_t trialsDone_ = 0, trialsOk_ = 0;
+  std::string lastError_; // of the last measurement that failed
   Task *current_ = nullptr;
   const char *phase_ = "random";     ///< the search phase, for the progress line
   std::vector<std::string> outputs_; // of --func (a graph's results)
@@ -631,6 +632,10 @@ std::optional<tuning::Record> Tuner::measureAndRecord(Task &task, const Candidat
     return std::nullopt;
   }
   ++trialsDone_;
+  if (r.ok)
+    ++trialsOk_;
+  else
+    lastError_ = r.error;
   return r;
 }
 
@@ -835,12 +840,20 @@ int Tuner::run() {
     double total = 0;
     for (const Task &t : tasks_)
       total += t.weight;
+    // Each task its share rounded down, then one more to the largest remainders until the
+    // budget is spent: never more trials in all than --trials (a task may get none).
     int64_t given = 0;
-    for (Task &t : tasks_) {
-      t.trials = std::max<int64_t>(1, int64_t(double(opts_.trials) * t.weight / total));
-      given += t.trials;
+    std::vector<std::pair<double, size_t>> remainders;
+    for (size_t i = 0; i < tasks_.size(); ++i) {
+      double share = double(opts_.trials) * tasks_[i].weight / total;
+      tasks_[i].trials = int64_t(share);
+      given += tasks_[i].trials;
+      remainders.emplace_back(share - double(tasks_[i].trials), i);
     }
-    tasks_[0].trials += std::max<int64_t>(0, opts_.trials - given);
+    std::stable_sort(remainders.begin(), remainders.end(),
+                     [](const auto &a, const auto &b) { return a.first > b.first; });
+    for (size_t k = 0; given < opts_.trials && k < remainders.size(); ++k, ++given)
+      ++tasks_[remainders[k].second].trials;
     int64_t serial = 0;
     // --time-limit is split as the trials are: a task stops at its share of the limit, plus
     // what the tasks before it left (tasks run one after the other, so without a split the
@@ -852,6 +865,8 @@ int Tuner::run() {
       trialsBefore += t.trials;
       double deadline = opts_.timeLimit * double(trialsBefore) / double(allTrials);
       auto timeLeft = [&] { return opts_.timeLimit <= 0 || elapsed() <= deadline; };
+      if (t.trials == 0)
+        continue; // --trials fewer than the tasks: the smallest get none
       current_ = &t;
       if (!prepareReference(t))
         continue;
@@ -996,6 +1011,13 @@ int Tuner::run() {
   for (auto &[name, b] : models_)
     if (b)
       XGBoosterFree(b);
+  // Trials that all failed found nothing: say why, and fail (a database of errors is no
+  // result).
+  if (trialsDone_ > 0 && trialsOk_ == 0) {
+    std::cerr << "tdsl-tune: error: none of the " << trialsDone_
+              << " measurements succeeded; the last one: " << lastError_ << "\n";
+    return 1;
+  }
   return writeOutput() ? 0 : 1;
 }
 
