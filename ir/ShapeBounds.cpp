@@ -7,6 +7,8 @@
 #include "ir/Utils.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -203,6 +205,58 @@ private:
   std::unordered_map<Var, Expr> lets_;
 };
 
+/// What makes `e` (an i64 expression in the shape variables) computable without overflow, as
+/// conditions that cannot overflow or divide by zero themselves (appended to `out`): `a * b`
+/// needs `a == 0 || (a > 0 && b >= 0 && b <= INT64_MAX / max(a, 1))`, `a + b` needs
+/// `b >= 0 && a <= INT64_MAX - b` (extents are sums and products of non-negative terms). False
+/// when `e` has a part this cannot check.
+bool noOverflow(const Expr &e, std::vector<Expr> &out) {
+  if (asConstInt(e) || e.as<VarRef>())
+    return true;
+  const Expr big = intImm(INT64_MAX), zero = intImm(0), one = intImm(1);
+  if (const auto *m = e.as<Mul>()) {
+    if (!noOverflow(m->a, out) || !noOverflow(m->b, out))
+      return false;
+    out.push_back(logicalOr(eq(m->a, zero), logicalAnd(logicalAnd(gt(m->a, zero), ge(m->b, zero)),
+                                                       le(m->b, big / max(m->a, one)))));
+    return true;
+  }
+  if (const auto *a = e.as<Add>()) {
+    if (!noOverflow(a->a, out) || !noOverflow(a->b, out))
+      return false;
+    out.push_back(logicalAnd(ge(a->b, zero), le(a->a, big - a->b)));
+    return true;
+  }
+  if (const auto *d = e.as<Sub>())
+    return noOverflow(d->a, out) && noOverflow(d->b, out);
+  if (const auto *d = e.as<Div>())
+    return noOverflow(d->a, out) && noOverflow(d->b, out);
+  return false;
+}
+
+/// The extent check of `b`, or nothing when its size is constant or cannot be checked.
+std::optional<ExtentCheck> extentCheck(const Buffer &b) {
+  std::vector<Expr> conds;
+  Expr count = intImm((b.dtype().bits() + 7) / 8);
+  bool symbolic = false;
+  for (const Expr &d : b.shape()) {
+    if (!asConstInt(d))
+      symbolic = true;
+    if (!noOverflow(d, conds))
+      return std::nullopt;
+    conds.push_back(ge(d, intImm(0)));
+    // The running byte count times this dimension.
+    conds.push_back(logicalOr(eq(d, intImm(0)), le(count, intImm(INT64_MAX) / max(d, intImm(1)))));
+    count = count * d;
+  }
+  if (!symbolic)
+    return std::nullopt;
+  Expr fits;
+  for (const Expr &c : conds)
+    fits = fits.defined() ? logicalAnd(fits, c) : c;
+  return ExtentCheck{b, fits};
+}
+
 } // namespace
 
 ShapeBounds analyzeShapeBounds(const Func &func) {
@@ -211,6 +265,15 @@ ShapeBounds analyzeShapeBounds(const Func &func) {
     return {};
   Analysis a(*p);
   a.stmt(p->body, false);
+  std::vector<Buffer> buffers;
+  for (const FuncParam &in : p->inputs)
+    if (in.isTensor())
+      buffers.push_back(in.buffer);
+  buffers.insert(buffers.end(), p->outputs.begin(), p->outputs.end());
+  buffers.insert(buffers.end(), p->allocBuffers.begin(), p->allocBuffers.end());
+  for (const Buffer &b : buffers)
+    if (std::optional<ExtentCheck> c = extentCheck(b))
+      a.result.extents.push_back(*c);
   return std::move(a.result);
 }
 

@@ -38,11 +38,22 @@ struct ShapeBound {
   SourceLoc loc;
 };
 
+/// A buffer whose size, computed from the shape variables, must fit in 64 bits (spec §4: an
+/// extent or element count that overflows is an error, never a wrapped size).
+struct ExtentCheck {
+  Buffer buffer;
+  /// What must hold, evaluated without overflow: each product `a * b` of its dimensions and
+  /// byte size as `a == 0 || b <= INT64_MAX / a`, each dimension at least 0.
+  Expr fits;
+};
+
 struct ShapeBounds {
   /// Out of bounds for every value of the shape variables (and every loop around it runs).
   std::vector<ShapeBound> violations;
   /// Neither proven nor refuted: checked at run time.
   std::vector<ShapeBound> checks;
+  /// The signature's and the root allocations' buffers of symbolic size.
+  std::vector<ExtentCheck> extents;
 };
 
 /// The accesses of `func` (a PrimFunc; others give nothing) against its symbolic shapes.

@@ -575,8 +575,10 @@ bool Pipeline::Run::lowerFuncs() {
     else {
       // The shape checks of the function as written (its schedule keeps what it computes).
       auto it = module.unscheduled.find(f.name());
-      options.shapeChecks =
-          ir::analyzeShapeBounds(it != module.unscheduled.end() ? it->second : f).checks;
+      ir::ShapeBounds bounds =
+          ir::analyzeShapeBounds(it != module.unscheduled.end() ? it->second : f);
+      options.shapeChecks = bounds.checks;
+      options.extentChecks = bounds.extents;
       lowered.funcs.push_back({f, f, lower::lowerPrimFunc(f, options), exported(f.name())});
     }
   }

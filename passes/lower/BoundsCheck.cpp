@@ -3,6 +3,7 @@
 
 #include "ir/Contains.h"
 #include "ir/IRMutator.h"
+#include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "ir/Utils.h"
 #include "passes/lower/LowerUtils.h"
@@ -198,8 +199,9 @@ Func insertBoundsChecks(const Func &func,
 }
 
 Func insertShapeChecks(const Func &func, const std::vector<ShapeBound> &checks,
+                       const std::vector<ExtentCheck> &extents,
                        const std::function<std::string(const SourceLoc &)> &locationText) {
-  if (checks.empty())
+  if (checks.empty() && extents.empty())
     return func;
   auto where = [&](const SourceLoc &loc) {
     if (!loc.valid())
@@ -216,6 +218,15 @@ Func insertShapeChecks(const Func &func, const std::vector<ShapeBound> &checks,
                                "': index {} of dimension " + std::to_string(it->dim) +
                                " is outside [0, {}) at " + where(it->loc),
                            {it->extreme, it->extent}, s, it->loc);
+    for (auto it = extents.rbegin(); it != extents.rend(); ++it) {
+      std::string type = it->buffer.dtype().name() + "[";
+      for (size_t d = 0; d < it->buffer.rank(); ++d)
+        type += (d ? ", " : "") + toString(it->buffer.shape()[d]);
+      s = AssertStmt::make(it->fits,
+                           func.name() + ": the size of '" + it->buffer.name() + "' (" + type +
+                               "]) overflows 64-bit integers, or an extent is negative",
+                           {}, s, it->buffer->loc);
+    }
     return s;
   });
 }

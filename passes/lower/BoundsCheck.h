@@ -38,7 +38,10 @@ ir::Func insertBoundsChecks(const ir::Func &func,
 ///
 ///   assert M > N - 1 || R < 1 || N < 1, "f: out-of-bounds access to 'W': index {} of
 ///       dimension 1 is outside [0, {}) at f.tdsl:5:29", N - 1, M { body }
+/// `extents` first (each buffer's size must fit in 64 bits: "f: the size of 'B' (f32[N * N * N *
+/// N]) overflows 64-bit integers").
 ir::Func insertShapeChecks(const ir::Func &func, const std::vector<ir::ShapeBound> &checks,
+                           const std::vector<ir::ExtentCheck> &extents,
                            const std::function<std::string(const SourceLoc &)> &locationText);
 
 } // namespace tdsl::lower

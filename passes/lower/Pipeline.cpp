@@ -44,7 +44,7 @@ const std::vector<Step> &steps() {
          // Data-dependent indices always; every access not proven in bounds with
          // --bounds-check.
          return insertShapeChecks(insertBoundsChecks(f, o.locationText, !o.boundsCheck),
-                                  o.shapeChecks, o.locationText);
+                                  o.shapeChecks, o.extentChecks, o.locationText);
        }},
       {"lower.place-allocs", plain(placeAllocations)},
       {"lower.compact", plain(compactBuffers)},

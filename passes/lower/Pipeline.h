@@ -53,6 +53,8 @@ struct LowerOptions {
   /// What the function's accesses need of its symbolic shapes (ir/ShapeBounds.h), checked
   /// once at the entry by lower.bounds-check on every route.
   std::vector<ir::ShapeBound> shapeChecks;
+  /// The function's buffers of symbolic size, whose sizes must fit in 64 bits (checked first).
+  std::vector<ir::ExtentCheck> extentChecks;
   /// Spells a source location for bounds-check messages ("file.tdsl:3:7"); when unset, the
   /// messages say "line L, column C".
   std::function<std::string(const SourceLoc &)> locationText;
