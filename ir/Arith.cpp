@@ -498,4 +498,69 @@ private:
 
 Stmt resolveDivMod(const Stmt &s) { return DivModResolver().mutate(s); }
 
+std::optional<int64_t> evaluateInt(const Expr &e,
+                                   const std::function<std::optional<int64_t>(const Var &)> &var) {
+  auto value = [&](const Expr &x) { return evaluateInt(x, var); };
+  if (const auto *c = e.as<IntImm>())
+    return c->value;
+  if (const auto *v = e.as<VarRef>())
+    return var(v->var);
+  if (const auto *n = e.as<Not>()) {
+    std::optional<int64_t> a = value(n->a);
+    return a ? std::optional<int64_t>(!*a) : std::nullopt;
+  }
+  if (const auto *n = e.as<Neg>()) {
+    std::optional<int64_t> a = value(n->a);
+    return a ? std::optional<int64_t>(int64_t(0ull - uint64_t(*a))) : std::nullopt;
+  }
+  if (const auto *c = e.as<Cast>())
+    return e.dtype().isInteger() || e.dtype().isBool() ? value(c->value) : std::nullopt;
+  if (const auto *s = e.as<Select>()) {
+    std::optional<int64_t> c = value(s->condition);
+    return c ? value(*c ? s->trueValue : s->falseValue) : std::nullopt;
+  }
+  auto [pa, pb] = binaryOperands(e);
+  if (!pa || !pb)
+    return std::nullopt;
+  std::optional<int64_t> x = value(*pa), y = value(*pb);
+  if (!x || !y)
+    return std::nullopt;
+  int64_t a = *x, b = *y, r = 0;
+  bool divisible = b != 0 && !(a == INT64_MIN && b == -1);
+  switch (e.kind()) {
+  case ExprKind::Add:
+    return __builtin_add_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+  case ExprKind::Sub:
+    return __builtin_sub_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+  case ExprKind::Mul:
+    return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+  case ExprKind::Div:
+    return divisible ? std::optional<int64_t>(floorDiv(a, b)) : std::nullopt;
+  case ExprKind::Mod:
+    return divisible ? std::optional<int64_t>(floorMod(a, b)) : std::nullopt;
+  case ExprKind::Min:
+    return std::min(a, b);
+  case ExprKind::Max:
+    return std::max(a, b);
+  case ExprKind::EQ:
+    return a == b;
+  case ExprKind::NE:
+    return a != b;
+  case ExprKind::LT:
+    return a < b;
+  case ExprKind::LE:
+    return a <= b;
+  case ExprKind::GT:
+    return a > b;
+  case ExprKind::GE:
+    return a >= b;
+  case ExprKind::And:
+    return a && b;
+  case ExprKind::Or:
+    return a || b;
+  default:
+    return std::nullopt;
+  }
+}
+
 } // namespace tdsl::ir

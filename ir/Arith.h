@@ -15,6 +15,7 @@
 #include "ir/IR.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -126,5 +127,11 @@ bool proveLE(const Expr &a, const Expr &b, const Domain &dom);
 /// within one multiple: `(j0 * 16 + j1) / 16` → `j0` and `% 16` → `j1` under `for j1 in 0..16`
 /// (the index arithmetic of a transform_layout by a split). Others are left as they are.
 Stmt resolveDivMod(const Stmt &s);
+
+/// `e` evaluated on integers (i64 index arithmetic with floor division and modulo, min, max,
+/// comparisons, logic, select, integer casts), each variable's value from `var`; nullopt for
+/// anything else (a load, a float, an unknown variable, a division by zero, an overflow).
+std::optional<int64_t> evaluateInt(const Expr &e,
+                                   const std::function<std::optional<int64_t>(const Var &)> &var);
 
 } // namespace tdsl::ir

@@ -67,6 +67,26 @@ void checkParallelizable(const For *loop, const char *primitive,
                                /*allowSameIndexUpdates=*/false, outer);
 }
 
+/// Vector code is made of the innermost loop's body (lower.vectorize): an outer loop would be
+/// printed `vectorized` and run as a plain loop. Unrolled loops inside are copies of their body
+/// by then.
+void requireInnermost(const For *loop) {
+  struct Inner : IRVisitor {
+    const For *found = nullptr;
+    void visit(const For *op) override {
+      if (!found && op->forKind != ForKind::Unrolled)
+        found = op;
+      IRVisitor::visit(op);
+    }
+  } inner;
+  inner.visitStmt(loop->body);
+  if (inner.found)
+    throw ScheduleError("vectorize needs an innermost loop, but loop '" + loop->loopVar.name() +
+                            "' holds loop '" + inner.found->loopVar.name() +
+                            "' (vectorize that one, or move it outside with reorder)",
+                        inner.found->loopVar->loc, "loop '" + inner.found->loopVar.name() + "'");
+}
+
 const For *constantExtentLoop(ScheduleState &s, const Var &v, const char *primitive) {
   const For *loop = s.loop(v);
   if (!asConstInt(loop->extent))
@@ -128,25 +148,23 @@ void checkLoopKinds(const Func &func,
   walk(prim->body);
 }
 
+void requireNoRacingCopies(ScheduleState &s, const Func &before, const std::string &block) {
+  checkLoopKinds(s.func(), [&](const For *loop, const ScheduleError &e) {
+    const auto *d = dynamic_cast<const DependenceError *>(&e);
+    if (!d || !d->otherWrites || d->writer != block || d->other != block)
+      return;
+    s.setFunc(before); // refused: the function as it was
+    throw ScheduleError(
+        "afterwards, several iterations of loop '" + loop->loopVar.name() + "', which is " +
+            (loop->forKind == ForKind::Parallel ? "parallel" : "vectorized") +
+            ", would write the same elements of block '" + block + "' at once (" + e.what() + ")",
+        e.noteAt, e.note);
+  });
+}
+
 void vectorize(ScheduleState &s, const Var &v) {
   const For *loop = constantExtentLoop(s, v, "vectorize");
-  // Vector code is made of the innermost loop's body (lower.vectorize): an outer loop would
-  // be printed `vectorized` and run as a plain loop. Unrolled loops inside are copies of their
-  // body by then.
-  struct Inner : IRVisitor {
-    const For *found = nullptr;
-    void visit(const For *op) override {
-      if (!found && op->forKind != ForKind::Unrolled)
-        found = op;
-      IRVisitor::visit(op);
-    }
-  } inner;
-  inner.visitStmt(loop->body);
-  if (inner.found)
-    throw ScheduleError("vectorize needs an innermost loop, but loop '" + v.name() +
-                            "' holds loop '" + inner.found->loopVar.name() +
-                            "' (vectorize that one, or move it outside with reorder)",
-                        inner.found->loopVar->loc, "loop '" + inner.found->loopVar.name() + "'");
+  requireInnermost(loop);
   checkParallelizable(loop, "vectorize", s.loopsAbove(loop));
   s.replace(loop, For::make(loop->loopVar, loop->min, loop->extent, ForKind::Vectorized, loop->body,
                             {}, loop->loc));

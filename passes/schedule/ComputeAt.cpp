@@ -32,6 +32,7 @@ using namespace ir;
 /// program order; no block it moves past writes what it reads or writes; its `where`, if any,
 /// bounds its axes only.
 void computeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
+  const Func before = s.func();
   // Step 1: check.
   MovedBlock m = checkMovedBlock(s, "compute_at", name, loopVar);
   const auto &[block, loop, b, l, blockNote, reduction, read, written] = m;
@@ -98,6 +99,7 @@ void computeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
     ++position;
   }
   removeAndInsert(s, subtreeOf(s, block), loop, position, nest);
+  requireNoRacingCopies(s, before, name);
 }
 
 } // namespace tdsl::schedule

@@ -45,6 +45,11 @@ void parallel(ScheduleState &s, const ir::Var &loop);
 /// primitive would refuse.
 void checkLoopKinds(const ir::Func &func,
                     const std::function<void(const ir::For *, const ScheduleError &)> &report);
+/// After compute_at or reverse_compute_at moved `block` under loops already marked parallel
+/// or vectorized: refused when two iterations of one of them would now write the same
+/// elements of it (the halo of a tile, computed again by each iteration that needs it); the
+/// state is then put back to `before`.
+void requireNoRacingCopies(ScheduleState &s, const ir::Func &before, const std::string &block);
 /// vectorize(loop): constant extent, bound to spatial axes only.
 void vectorize(ScheduleState &s, const ir::Var &loop);
 /// unroll(loop): constant extent.

@@ -27,6 +27,7 @@ struct AccessCollector : IRVisitor {
   const Block *root;
   std::vector<Access> out;
   std::vector<std::pair<Var, Expr>> lets;
+  std::vector<Expr> guards;
 
   explicit AccessCollector(const Block *r) : root(r) {}
 
@@ -43,12 +44,33 @@ struct AccessCollector : IRVisitor {
     lets.pop_back();
   }
   void visit(const BufferLoad *op) override {
-    out.push_back({op->buffer, withLets(op->indices), false});
+    out.push_back({op->buffer, withLets(op->indices), false, guards});
     IRVisitor::visit(op);
   }
   void visit(const BufferStore *op) override {
-    out.push_back({op->buffer, withLets(op->indices), true});
+    out.push_back({op->buffer, withLets(op->indices), true, guards});
     IRVisitor::visit(op);
+  }
+  void guarded(const Expr &condition, const Expr &branch) {
+    guards.push_back(lets.empty() ? condition : substitute(condition, lets));
+    visitExpr(branch);
+    guards.pop_back();
+  }
+  void guarded(const Expr &condition, const Stmt &branch) {
+    guards.push_back(lets.empty() ? condition : substitute(condition, lets));
+    visitStmt(branch);
+    guards.pop_back();
+  }
+  void visit(const Select *op) override {
+    visitExpr(op->condition);
+    guarded(op->condition, op->trueValue);
+    guarded(logicalNot(op->condition), op->falseValue);
+  }
+  void visit(const IfThenElse *op) override {
+    visitExpr(op->condition);
+    guarded(op->condition, op->thenCase);
+    if (op->elseCase.defined())
+      guarded(logicalNot(op->condition), op->elseCase);
   }
   void visit(const Block *op) override {
     if (op != root)
@@ -81,6 +103,45 @@ std::vector<Access> accessesOf(const Block *block) {
   AccessCollector c(block);
   c.visitStmt(Stmt(block));
   return c.out;
+}
+
+Domain narrowedByGuards(const Domain &dom, const std::vector<Expr> &guards) {
+  Domain out = dom;
+  for (const Expr &g : guards)
+    for (const Expr &c : conjuncts(g)) {
+      // `v >= e`, `v > e`, `v <= e`, `v < e` (and the same with the sides swapped).
+      auto [pa, pb] = binaryOperands(c);
+      if (!pa)
+        continue;
+      Expr a = *pa, b = *pb;
+      ExprKind k = c.kind();
+      if (!a.as<VarRef>() && b.as<VarRef>()) {
+        std::swap(a, b);
+        k = k == ExprKind::GE   ? ExprKind::LE
+            : k == ExprKind::GT ? ExprKind::LT
+            : k == ExprKind::LE ? ExprKind::GE
+            : k == ExprKind::LT ? ExprKind::GT
+                                : k;
+      }
+      const auto *v = a.as<VarRef>();
+      if (!v)
+        continue;
+      for (auto &[var, range] : out) {
+        if (!(var == v->var) || !range.bounded())
+          continue;
+        if (k == ExprKind::GE || k == ExprKind::GT) {
+          Expr lo = k == ExprKind::GT ? canonical(b + 1) : canonical(b);
+          if (std::optional<int64_t> d = constDiff(lo, range.min); d && *d > 0)
+            range.min = lo;
+        } else if (k == ExprKind::LE || k == ExprKind::LT) {
+          Expr hi = k == ExprKind::LT ? canonical(b - 1) : canonical(b);
+          if (std::optional<int64_t> d = constDiff(hi, range.max); d && *d < 0)
+            range.max = hi;
+        }
+        break;
+      }
+    }
+  return out;
 }
 
 std::unordered_set<Buffer> buffersRead(const Stmt &s) { return BufferUses::of(s).read; }
@@ -413,10 +474,21 @@ domainsCovering(const Block *block, const std::vector<Access> &accesses,
     }
   }
   std::vector<Interval> domains;
-  for (size_t k = 0; k < demand.size(); ++k)
-    domains.push_back(demand[k] && demand[k]->bounded()
-                          ? *demand[k]
-                          : Interval::ofRange(intImm(0), block->iterVars[k].extent));
+  for (size_t k = 0; k < demand.size(); ++k) {
+    Interval whole = Interval::ofRange(intImm(0), block->iterVars[k].extent);
+    if (!demand[k] || !demand[k]->bounded()) {
+      domains.push_back(whole);
+      continue;
+    }
+    // An axis takes no value outside its domain: a demand past it (`j` up to 16 for a read of
+    // `Q[i, j - 1]` where Q has 16 columns, under `select(j >= 1, …)`) is clipped to it.
+    Interval d = *demand[k];
+    if (std::optional<int64_t> below = constDiff(d.min, whole.min); below && *below < 0)
+      d.min = whole.min;
+    if (std::optional<int64_t> above = constDiff(d.max, whole.max); above && *above > 0)
+      d.max = whole.max;
+    domains.push_back(d);
+  }
   return domains;
 }
 

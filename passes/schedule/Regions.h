@@ -43,7 +43,14 @@ struct Access {
   ir::Buffer buffer;
   std::vector<ir::Expr> indices; ///< In terms of the block's iter vars.
   bool write = false;
+  /// The conditions under which it runs: of the `select` branches and `if`s around it
+  /// (`select(j >= 1, Q[i, j - 1], 0.0)` reads Q where j >= 1).
+  std::vector<ir::Expr> guards;
 };
+
+/// `dom` narrowed by the conjuncts of `guards` that bound one of its variables by a value the
+/// interval arithmetic can compare with its range (`j >= 1` makes [0, N - 1] into [1, N - 1]).
+ir::Domain narrowedByGuards(const ir::Domain &dom, const std::vector<ir::Expr> &guards);
 
 /// The loads and stores of `block`'s init and body, not those of blocks nested in it.
 std::vector<Access> accessesOf(const ir::Block *block);

@@ -5,11 +5,13 @@
 
 #include "passes/schedule/Primitives.h"
 
+#include "ir/Arith.h"
 #include "ir/IRPrinter.h"
 #include "passes/schedule/Regions.h"
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <unordered_map>
 
@@ -107,6 +109,80 @@ std::optional<size_t> uncoveredAxis(const Block *block, const std::vector<Interv
   return std::nullopt;
 }
 
+/// The exact form of uncoveredAxis's question for small constant nests (a loop made by `fuse`
+/// binds `f / 16` and `f % 16`, which the proof does not handle): every point of the loops of
+/// `nest` is run, and the boxes of spatial-axis values it computes must cover every point of the
+/// block's spatial domain. nullopt when the nest is not constant or too large; otherwise whether
+/// it covers.
+std::optional<bool> coveredByEnumeration(const Block *block, const std::vector<Interval> &domains,
+                                         const std::vector<const For *> &nest) {
+  constexpr int64_t kMaxPoints = 1 << 16, kMaxElements = 1 << 22, kMaxMarks = 1 << 24;
+  std::vector<size_t> axes;
+  std::vector<int64_t> extent;
+  int64_t elements = 1;
+  for (size_t k = 0; k < block->iterVars.size(); ++k) {
+    if (block->iterVars[k].kind != IterKind::Spatial)
+      continue;
+    std::optional<int64_t> e = asConstInt(block->iterVars[k].extent);
+    if (!e || *e < 0 || __builtin_mul_overflow(elements, *e, &elements) ||
+        elements > kMaxElements || !domains[k].bounded())
+      return std::nullopt;
+    axes.push_back(k);
+    extent.push_back(*e);
+  }
+  std::vector<bool> covered(static_cast<size_t>(elements), false);
+  std::unordered_map<const VarNode *, int64_t> env;
+  auto lookup = [&](const Var &v) -> std::optional<int64_t> {
+    auto it = env.find(v.get());
+    return it == env.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  };
+  int64_t points = 0, marks = 0;
+  std::function<bool(size_t)> run = [&](size_t depth) -> bool {
+    if (depth < nest.size()) {
+      std::optional<int64_t> lo = evaluateInt(nest[depth]->min, lookup),
+                             n = evaluateInt(nest[depth]->extent, lookup);
+      if (!lo || !n)
+        return false;
+      for (int64_t i = *lo; i < *lo + *n; ++i) {
+        env[nest[depth]->loopVar.get()] = i;
+        if (!run(depth + 1))
+          return false;
+      }
+      return true;
+    }
+    if (++points > kMaxPoints)
+      return false;
+    std::vector<int64_t> from, to;
+    for (size_t a = 0; a < axes.size(); ++a) {
+      std::optional<int64_t> lo = evaluateInt(domains[axes[a]].min, lookup),
+                             hi = evaluateInt(domains[axes[a]].max, lookup);
+      if (!lo || !hi)
+        return false;
+      from.push_back(std::max<int64_t>(*lo, 0));
+      to.push_back(std::min<int64_t>(*hi, extent[a] - 1));
+      if (from.back() > to.back())
+        return true; // nothing computed in this iteration
+    }
+    std::vector<int64_t> at = from;
+    for (;;) {
+      int64_t flat = 0;
+      for (size_t a = 0; a < axes.size(); ++a)
+        flat = flat * extent[a] + at[a];
+      covered[static_cast<size_t>(flat)] = true;
+      if (++marks > kMaxMarks)
+        return false;
+      size_t a = axes.size();
+      while (a-- > 0 && ++at[a] > to[a])
+        at[a] = from[a];
+      if (a == size_t(-1))
+        return true;
+    }
+  };
+  if (!run(0))
+    return std::nullopt;
+  return std::all_of(covered.begin(), covered.end(), [](bool c) { return c; });
+}
+
 } // namespace
 
 /// reverse_compute_at(C, j0) — before (spec §1 after split and reorder):
@@ -128,6 +204,7 @@ std::optional<size_t> uncoveredAxis(const Block *block, const std::vector<Interv
 /// `loop` and has no `where` on its axes other than their bounds; in one iteration the block reads
 /// only elements produced in that iteration; no block it moves past touches what it writes.
 void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
+  const Func before = s.func();
   // Step 1: check. A reduction block moves whole: init and every reduction step of its
   // spatial points.
   MovedBlock m = checkMovedBlock(s, "reverse_compute_at", name, loopVar);
@@ -221,8 +298,10 @@ void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loop
     auto it = region.find(a.buffer);
     if (a.write || it == region.end())
       continue;
+    // A read under a guard happens only where the guard holds.
+    Domain where = a.guards.empty() ? axes : narrowedByGuards(axes, a.guards);
     for (size_t d = 0; d < a.indices.size() && d < it->second.size(); ++d) {
-      Interval need = bound(a.indices[d], axes);
+      Interval need = bound(a.indices[d], where);
       const Interval &have = it->second[d];
       if (proveLE(have.min, need.min, outer) && proveLE(need.max, have.max, outer))
         continue;
@@ -242,7 +321,10 @@ void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loop
   // The iterations of the loops around and at `loop` must together compute every element the
   // block computed before; a consumer that reads the producer at an offset (`O1[i2 - 1]`) would
   // otherwise lose the iterations that read nothing produced there (`i2 = 0`).
-  if (std::optional<size_t> k = uncoveredAxis(block, domains, fixed)) {
+  std::optional<size_t> k = uncoveredAxis(block, domains, fixed);
+  if (k && coveredByEnumeration(block, domains, fixed) == std::optional<bool>(true))
+    k.reset();
+  if (k) {
     const Interval &d = domains[*k];
     throw ScheduleError("under loop " + l + ", block " + b + " would not compute every value of" +
                             " its axis " + quoted(block->iterVars[*k].var.name()) + " (0 to " +
@@ -256,6 +338,7 @@ void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loop
   // Step 3: rebuild the block under new loops, at the end of the loop's body.
   Stmt nest = makeLoopNest(block, domains, extra, outer);
   removeAndInsert(s, subtreeOf(s, block), loop, bodyItems(loop).size(), nest);
+  requireNoRacingCopies(s, before, name);
 }
 
 } // namespace tdsl::schedule

@@ -24,6 +24,18 @@ public:
   std::string note;
 };
 
+/// The dependence test's refusal (Dependence.h): block `writer` writes an element that block
+/// `other` also touches (writes when `otherWrites`) in another iteration.
+class DependenceError : public ScheduleError {
+public:
+  DependenceError(std::string message, SourceLoc noteAt, std::string note, std::string writer,
+                  std::string other, bool otherWrites)
+      : ScheduleError(std::move(message), noteAt, std::move(note)), writer(std::move(writer)),
+        other(std::move(other)), otherWrites(otherWrites) {}
+  std::string writer, other;
+  bool otherWrites;
+};
+
 /// Loops are named by their loop variable (which keeps its identity through rewrites), blocks
 /// by their name (unique within a function).
 class ScheduleState {

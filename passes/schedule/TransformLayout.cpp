@@ -11,6 +11,7 @@
 #include "passes/Simplify.h"
 #include "passes/schedule/BufferUtils.h"
 
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -40,15 +41,17 @@ void checkOneToOne(const Buffer &buffer, const std::vector<Var> &params,
     if (!c)
       return;
     oldExt.push_back(*c);
-    oldSize *= *c;
+    if (__builtin_mul_overflow(oldSize, *c, &oldSize))
+      return; // above 2^63 elements: nothing to count
   }
   for (const Expr &e : newShape) {
     std::optional<int64_t> c = asConstInt(e);
     if (!c)
       return;
     newExt.push_back(*c);
-    if (newSize <= kExhaustiveLimit * 64)
-      newSize *= *c;
+    // Saturates: a new shape of more than 2^63 elements holds the old one.
+    if (__builtin_mul_overflow(newSize, *c, &newSize))
+      newSize = INT64_MAX;
   }
   if (oldSize == 0)
     return;
