@@ -840,19 +840,28 @@ int Tuner::run() {
     double total = 0;
     for (const Task &t : tasks_)
       total += t.weight;
-    // Each task its share rounded down, then one more to the largest remainders until the
-    // budget is spent: never more trials in all than --trials (a task may get none).
-    int64_t given = 0;
+    // One trial per task when the budget allows (largest share first when it does not), then
+    // the rest by share, rounded down, and one more to the largest remainders until the budget
+    // is spent: never more trials in all than --trials.
+    int64_t base = std::min<int64_t>(opts_.trials, int64_t(tasks_.size()));
+    std::vector<size_t> byWeight(tasks_.size());
+    for (size_t i = 0; i < byWeight.size(); ++i)
+      byWeight[i] = i;
+    std::stable_sort(byWeight.begin(), byWeight.end(),
+                     [&](size_t a, size_t b) { return tasks_[a].weight > tasks_[b].weight; });
+    for (size_t k = 0; k < byWeight.size(); ++k)
+      tasks_[byWeight[k]].trials = int64_t(k) < base ? 1 : 0;
+    int64_t rest = opts_.trials - base, given = 0;
     std::vector<std::pair<double, size_t>> remainders;
     for (size_t i = 0; i < tasks_.size(); ++i) {
-      double share = double(opts_.trials) * tasks_[i].weight / total;
-      tasks_[i].trials = int64_t(share);
-      given += tasks_[i].trials;
-      remainders.emplace_back(share - double(tasks_[i].trials), i);
+      double share = double(rest) * tasks_[i].weight / total;
+      tasks_[i].trials += int64_t(share);
+      given += int64_t(share);
+      remainders.emplace_back(share - double(int64_t(share)), i);
     }
     std::stable_sort(remainders.begin(), remainders.end(),
                      [](const auto &a, const auto &b) { return a.first > b.first; });
-    for (size_t k = 0; given < opts_.trials && k < remainders.size(); ++k, ++given)
+    for (size_t k = 0; given < rest && k < remainders.size(); ++k, ++given)
       ++tasks_[remainders[k].second].trials;
     int64_t serial = 0;
     // --time-limit is split as the trials are: a task stops at its share of the limit, plus
