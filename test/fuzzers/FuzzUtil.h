@@ -20,11 +20,14 @@ namespace tdsl::fuzz {
 
 /// Parses and checks `text` as the file `path` (imports resolve next to it); applies its
 /// schedules unless `noSchedule`. Diagnostics go to `err`. With `lowered`, also runs the rest of
-/// the module pipeline (the CPU target) into it.
+/// the module pipeline (the CPU target) into it. `graphPasses` false: graphs as checked,
+/// neither fused nor planned (tdsl-run --check's reference).
 inline std::optional<ir::Module> compileText(const std::string &path, const std::string &text,
                                              bool noSchedule, std::ostream &err,
-                                             ir::LoweredModule *lowered = nullptr) {
+                                             ir::LoweredModule *lowered = nullptr,
+                                             bool graphPasses = true) {
   DriverOptions opts;
+  opts.graphPasses = graphPasses;
   opts.input = path;
   opts.emit = EmitKind::IR;
   opts.stdlibDir = defaultStdlibDir();
@@ -77,13 +80,19 @@ inline std::optional<int64_t> evalDim(const ir::Expr &e,
 
 /// Random inputs of `func`: floats are multiples of 1/8 in [-2, 2] (exact in every float
 /// dtype, so that products and short sums are exact too), integers in [-8, 8] ([0, 8]
-/// unsigned), random bools; shape variables take their values from `shapes`.
+/// unsigned), random bools; shape variables take their values from `shapes`. `func` is a
+/// PrimFunc or a GraphFunc.
 inline interp::ArgMap randomInputs(interp::Interpreter &in, const ir::Func &func,
                                    const std::map<std::string, int64_t> &shapes, uint64_t seed,
                                    std::string &error) {
   std::mt19937_64 rng(seed);
   interp::ArgMap args;
   const auto *pf = func.as<ir::PrimFunc>();
+  const auto *gf = func.as<ir::GraphFunc>();
+  if (!pf && !gf) {
+    error = "'" + func.name() + "' is neither a func nor a graph";
+    return {};
+  }
   auto value = [&](ir::DType t) {
     if (t.isBool())
       return runtime::Scalar::ofBool(rng() % 2);
@@ -93,7 +102,7 @@ inline interp::ArgMap randomInputs(interp::Interpreter &in, const ir::Func &func
       return runtime::Scalar::ofInt(t, int64_t(rng() % 9));
     return runtime::Scalar::ofInt(t, int64_t(rng() % 17) - 8);
   };
-  for (const ir::FuncParam &p : pf->inputs) {
+  for (const ir::FuncParam &p : pf ? pf->inputs : gf->inputs) {
     if (!p.isTensor()) {
       args[p.name()] = value(p.scalar.dtype());
       continue;
