@@ -249,7 +249,11 @@ std::optional<ExtentCheck> extentCheck(const Buffer &b) {
     conds.push_back(logicalOr(eq(d, intImm(0)), le(count, intImm(INT64_MAX) / max(d, intImm(1)))));
     count = count * d;
   }
-  if (!symbolic)
+  // A dimension that is a shape variable or a constant is a size the caller's tensor has; an
+  // expression of them (`N * N`, `(H + 2 * P - K) / S + 1`) is computed, and may overflow.
+  bool computed = std::any_of(b.shape().begin(), b.shape().end(),
+                              [](const Expr &d) { return !asConstInt(d) && !d.as<VarRef>(); });
+  if (!symbolic || !computed)
     return std::nullopt;
   Expr fits;
   for (const Expr &c : conds)

@@ -52,7 +52,8 @@ struct ShapeBounds {
   std::vector<ShapeBound> violations;
   /// Neither proven nor refuted: checked at run time.
   std::vector<ShapeBound> checks;
-  /// The signature's and the root allocations' buffers of symbolic size.
+  /// The signature's and the root allocations' buffers with a dimension computed from the shape
+  /// variables (`f32[N * N]`; not `f32[N, M]`, whose dimensions are sizes of the caller's).
   std::vector<ExtentCheck> extents;
 };
 

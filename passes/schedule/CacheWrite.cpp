@@ -4,7 +4,10 @@
 
 #include "passes/schedule/Primitives.h"
 
+#include "ir/Arith.h"
 #include "ir/IRMutator.h"
+#include "ir/IRPrinter.h"
+#include "ir/Simplify.h"
 #include "ir/Utils.h"
 #include "passes/schedule/BufferUtils.h"
 #include "passes/schedule/Regions.h"
@@ -120,6 +123,36 @@ std::string cacheWrite(ScheduleState &s, const std::string &blockName, const Buf
     writes.push_back(idx);
   }
   Region region = relaxRegion(s, buffer, writes, inner, outer);
+  // The copy back writes the whole region: it must not reach past what the block's axes write
+  // (a block of extent n - 1 into f32[n] under a split whose factor does not divide it relaxes
+  // to the whole dimension, and the copy would store the cache's unwritten last element).
+  {
+    Domain axes, around;
+    for (const IterVar &iv : block->iterVars)
+      axes.emplace_back(iv.var, Interval::ofRange(intImm(0), iv.extent));
+    for (const For *f : outer)
+      addLoop(around, f);
+    for (const BufferAccess &a : accessesOf(block, buffer)) {
+      if (!a.write)
+        continue;
+      for (size_t d = 0; d < a.indices.size() && d < region.min.size(); ++d) {
+        Interval wrote = bound(a.indices[d], axes);
+        Expr last = region.min[d] + region.extent[d] - 1;
+        if (wrote.bounded() && proveLE(wrote.min, region.min[d], around) &&
+            proveLE(last, wrote.max, around))
+          continue;
+        throw ScheduleError("the copy back of block '" + blockName + "' would write elements of '" +
+                                buffer.name() + "' in dimension " + std::to_string(d) +
+                                " that the block does not compute (its axes write " +
+                                (wrote.bounded()
+                                     ? "[" + toString(wrote.min) + ", " + toString(wrote.max) + "]"
+                                     : std::string("an unknown range")) +
+                                ", the copy would cover [" + toString(simplify(region.min[d])) +
+                                ", " + toString(simplify(last)) + "])",
+                            block->loc, "block '" + blockName + "' is here");
+      }
+    }
+  }
 
   // Step 3: rewrite — the cache, the block using it, the copy back.
   Buffer cache = makeCacheBuffer(s, buffer, scope);

@@ -6,6 +6,7 @@
 
 #include "ir/Arith.h"
 #include "ir/Contains.h"
+#include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "ir/Utils.h"
@@ -738,6 +739,51 @@ private:
   int64_t iteration_ = 0, instances_ = 0, points_ = 0, total_ = 0;
 };
 
+/// `e` with each `x / c` and `x % c` (c a positive constant) resolved where the loops keep the
+/// part of x that is not a multiple of c within [0, c): `(i_0 * 16 + a * 4 + b) / 4` is
+/// `i_0 * 4 + a` and `… % 4` is `b` for b in 0..4 (the packed layouts of transform_layout).
+Expr resolveDivMod(const Expr &e, const std::map<const VarNode *, LoopRange> &ranges) {
+  struct R : IRMutator {
+    const std::map<const VarNode *, LoopRange> &ranges;
+    explicit R(const std::map<const VarNode *, LoopRange> &r) : ranges(r) {}
+    Expr divMod(const Expr &a, const Expr &b, bool isDiv, const Expr &original) {
+      std::optional<int64_t> c = asConstInt(b);
+      std::optional<AffineForm> f = affineForm(a);
+      if (!c || *c <= 0 || !f)
+        return original;
+      Expr quotient = intImm(floorDiv(f->constant, *c)), rest = intImm(floorMod(f->constant, *c));
+      int64_t lo = floorMod(f->constant, *c), hi = lo;
+      for (const auto &[v, k] : f->terms) {
+        if (k % *c == 0) {
+          quotient = quotient + intImm(k / *c) * Expr(v);
+          continue;
+        }
+        auto it = ranges.find(v.get());
+        if (it == ranges.end() || !it->second.min || !it->second.extent || *it->second.min < 0 ||
+            *it->second.extent < 1 || k < 0)
+          return original;
+        int64_t top = *it->second.min + *it->second.extent - 1;
+        if (__builtin_mul_overflow(k, top, &top) || __builtin_add_overflow(hi, top, &hi))
+          return original;
+        lo += k * *it->second.min;
+        rest = rest + intImm(k) * Expr(v);
+      }
+      if (lo < 0 || hi >= *c)
+        return original;
+      return simplify(isDiv ? quotient : rest);
+    }
+    Expr visit(const Div *op) override {
+      Expr a = mutate(op->a);
+      return divMod(a, op->b, true, Div::make(a, op->b, op->loc));
+    }
+    Expr visit(const Mod *op) override {
+      Expr a = mutate(op->a);
+      return divMod(a, op->b, false, Mod::make(a, op->b, op->loc));
+    }
+  } r(ranges);
+  return r.mutate(e);
+}
+
 } // namespace
 
 void requireIndependentIterations(const For *loop, const Var &var,
@@ -747,6 +793,10 @@ void requireIndependentIterations(const For *loop, const Var &var,
   std::vector<LoopAccess> acc = accessesUnder(loop);
   std::map<const VarNode *, LoopRange> ranges = innerLoops(loop);
   ranges[loop->loopVar.get()] = LoopRange{asConstInt(loop->min), asConstInt(loop->extent)};
+  for (LoopAccess &a : acc)
+    for (Expr &i : a.indices)
+      if (contains<Div>(i) || contains<Mod>(i))
+        i = resolveDivMod(i, ranges);
   // `v < E` for the loops from 0 to a symbolic extent E (the loop and those under it).
   std::vector<Expr> bounds;
   struct Bounds : IRVisitor {

@@ -77,7 +77,9 @@ public:
       return stmt(s.as<BufferView>()->body);
     case StmtKind::FuncCall:
       return call(s.as<FuncCall>());
-    default: // blocks (not lowered), bounds checks
+    case StmtKind::AssertStmt: // a run-time check: the work is its body's
+      return stmt(s.as<AssertStmt>()->body);
+    default: // blocks (not lowered)
       return 0;
     }
     return 0;
