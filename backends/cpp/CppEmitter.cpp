@@ -459,6 +459,10 @@ private:
   bool isGraph_;
   bool exported_; ///< false: a `static` raw entry only (an imported or derived function)
   std::vector<std::string> heap_; ///< Heap allocations in scope, released on an early return.
+  /// How many Allocate nodes each buffer has in the body; the Allocates printed in a block of
+  /// their own.
+  std::map<const BufferNode *, int> allocations_;
+  std::set<const StmtNode *> inOwnBlock_;
 };
 
 /// The statement that stands for a body left unformatted until clang::format has run.
@@ -920,6 +924,28 @@ void FunctionEmitter::stmt(const Stmt &s, bool inFor) {
   case StmtKind::Allocate: {
     const auto *op = s.as<Allocate>();
     const Buffer &b = op->buffer;
+    // A partitioned loop's empty piece of a per-iteration buffer, which nothing uses: no
+    // declaration.
+    if (allocations_[b.get()] > 1 &&
+        !contains<BufferLoad>(op->body, [&](const BufferLoad *l) { return l->buffer.sameAs(b); }) &&
+        !contains<BufferStore>(op->body,
+                               [&](const BufferStore *st) { return st->buffer.sameAs(b); })) {
+      stmt(op->body, false);
+      return;
+    }
+    // A buffer allocated more than once in the function (the copies of a per-iteration buffer
+    // in a partitioned loop's pieces, siblings in one C++ scope): each Allocate is a C++ block
+    // of its own, so that its declaration does not meet the others'.
+    if (allocations_[b.get()] > 1 && !inOwnBlock_.count(op)) {
+      line("{");
+      ++indent_;
+      inOwnBlock_.insert(op);
+      stmt(s, false);
+      inOwnBlock_.erase(op);
+      --indent_;
+      line("}");
+      return;
+    }
     std::string name = names_(b), type = storageType(b.dtype());
     auto size = asConstInt(b.shape()[0]);
     const int64_t kStackBytes = 16 * 1024;
@@ -1042,6 +1068,7 @@ void FunctionEmitter::emit(std::ostream &os, std::vector<std::string> *unformatt
     void visit(const AssertStmt *) override { found = true; }
   } asserts;
   asserts.visitStmt(lowered_->body);
+  forEach<Allocate>(lowered_->body, [&](const Allocate *a) { ++allocations_[a->buffer.get()]; });
   if (asserts.found) {
     line("int tdsl_failed = 0;");
     line("char tdsl_message[512] = \"\";");
