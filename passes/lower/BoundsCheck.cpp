@@ -17,6 +17,17 @@ using namespace ir;
 
 namespace {
 
+/// A source location in a message: `locationText`'s spelling ("f.tdsl:4:15"), or "line L,
+/// column C" without one.
+std::string spellLocation(const SourceLoc &loc,
+                          const std::function<std::string(const SourceLoc &)> &locationText) {
+  if (!loc.valid())
+    return "an unknown location";
+  if (locationText)
+    return locationText(loc);
+  return "line " + std::to_string(loc.line) + ", column " + std::to_string(loc.col);
+}
+
 /// One access of an expression or a store, with the select conditions that guard it.
 struct Access {
   Buffer buffer;
@@ -145,13 +156,7 @@ private:
                        [&](const Var &v) { return usesVar(i, v); });
   }
 
-  std::string where(const SourceLoc &loc) {
-    if (!loc.valid())
-      return "an unknown location";
-    if (locText_)
-      return locText_(loc);
-    return "line " + std::to_string(loc.line) + ", column " + std::to_string(loc.col);
-  }
+  std::string where(const SourceLoc &loc) { return spellLocation(loc, locText_); }
 
   Stmt wrap(Stmt s, const std::vector<Access> &accesses, const SourceLoc &stmtLoc) {
     // Innermost first, so the checks run in evaluation order from the outside in.
@@ -203,13 +208,7 @@ Func insertShapeChecks(const Func &func, const std::vector<ShapeBound> &checks,
                        const std::function<std::string(const SourceLoc &)> &locationText) {
   if (checks.empty() && extents.empty())
     return func;
-  auto where = [&](const SourceLoc &loc) {
-    if (!loc.valid())
-      return std::string("an unknown location");
-    if (locationText)
-      return locationText(loc);
-    return "line " + std::to_string(loc.line) + ", column " + std::to_string(loc.col);
-  };
+  auto where = [&](const SourceLoc &loc) { return spellLocation(loc, locationText); };
   return mapBody(func, "insertShapeChecks takes a PrimFunc", [&](const Stmt &body) {
     Stmt s = body;
     for (auto it = checks.rbegin(); it != checks.rend(); ++it)
