@@ -406,6 +406,16 @@ Stmt Allocate::make(Buffer buffer, Stmt body, SourceLoc loc) {
   return node;
 }
 
+Stmt ProfileRegion::make(int32_t id, std::string label, Stmt body, SourceLoc loc) {
+  TDSL_IR_CHECK(body.defined(), "a profiled region without a body");
+  TDSL_IR_CHECK(id >= 0, "profiled regions are numbered from 0");
+  auto *node = newNode<ProfileRegion>(loc);
+  node->id = id;
+  node->label = std::move(label);
+  node->body = std::move(body);
+  return node;
+}
+
 Stmt AssertStmt::make(Expr condition, std::string message, std::vector<Expr> args, Stmt body,
                       SourceLoc loc) {
   TDSL_IR_CHECK(condition.defined() && condition.dtype() == DType::boolean(),

@@ -76,7 +76,8 @@ namespace tdsl::ir {
   X(Block)                                                                                         \
   X(BufferStore)                                                                                   \
   X(LetStmt)                                                                                       \
-  X(IfThenElse) X(SeqStmt) X(Evaluate) X(Allocate) X(AssertStmt) X(BufferView) X(FuncCall)
+  X(IfThenElse)                                                                                    \
+  X(SeqStmt) X(Evaluate) X(Allocate) X(AssertStmt) X(BufferView) X(FuncCall) X(ProfileRegion)
 
 #define TDSL_FOR_EACH_FUNC_NODE(X) X(PrimFunc) X(GraphFunc) X(ExternFunc)
 
@@ -547,6 +548,18 @@ struct FuncCall final : StmtNodeOf<StmtKind::FuncCall> {
   std::vector<std::variant<Buffer, Expr>> args;
   static Stmt make(std::string callee, std::vector<std::variant<Buffer, Expr>> args,
                    SourceLoc loc = {});
+};
+
+/// Lowered form (--profile only, passes/lower/Profile.h): `body` timed as region `id`, which
+/// `label` names (a graph's callee, the outermost block of a loop nest). The backends call
+/// `tdsl_profile_begin(id)` before the body and `tdsl_profile_end(id)` after it, C functions
+/// the program that runs the code defines (runtime/Profile.h). Only at loop depth 0, outside
+/// parallel loops.
+struct ProfileRegion final : StmtNodeOf<StmtKind::ProfileRegion> {
+  int32_t id = 0;
+  std::string label;
+  Stmt body;
+  static Stmt make(int32_t id, std::string label, Stmt body, SourceLoc loc = {});
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -267,6 +267,13 @@ Stmt IRMutator::visit(const AssertStmt *op) {
                           op->loc);
 }
 
+Stmt IRMutator::visit(const ProfileRegion *op) {
+  Stmt body = mutate(op->body);
+  if (body.sameAs(op->body))
+    return op;
+  return ProfileRegion::make(op->id, op->label, std::move(body), op->loc);
+}
+
 Stmt IRMutator::visit(const BufferView *op) {
   Buffer buffer = mutateBuffer(op->buffer);
   Buffer source = mutateBuffer(op->source);

@@ -436,6 +436,16 @@ void Printer::printStmt(const Stmt &s) {
     line() << "}\n";
     return;
   }
+  case StmtKind::ProfileRegion: {
+    // --profile only (not parseable): `profile 2 "nn.conv2d" { ... }`
+    const auto *op = s.as<ProfileRegion>();
+    line() << "profile " << op->id << " " << quoteString(op->label) << " {\n";
+    ++indent_;
+    printBody(op->body);
+    --indent_;
+    line() << "}\n";
+    return;
+  }
   case StmtKind::BufferView: {
     // Lowered graphs only (not parseable): `view h: f32[1024] = arena @ 4096;`
     const auto *op = s.as<BufferView>();

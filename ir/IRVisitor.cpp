@@ -111,6 +111,7 @@ void IRVisitor::visit(const AssertStmt *op) {
     visitExpr(arg);
   visitStmt(op->body);
 }
+void IRVisitor::visit(const ProfileRegion *op) { visitStmt(op->body); }
 void IRVisitor::visit(const BufferView *op) {
   visitExpr(op->byteOffset);
   visitStmt(op->body);

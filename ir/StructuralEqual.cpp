@@ -305,6 +305,10 @@ bool Comparer::stmt(const Stmt &a, const Stmt &b) {
     return x->message == y->message && expr(x->condition, y->condition) &&
            exprs(x->args, y->args) && stmt(x->body, y->body);
   }
+  case StmtKind::ProfileRegion: {
+    const auto *x = a.as<ProfileRegion>(), *y = b.as<ProfileRegion>();
+    return x->id == y->id && x->label == y->label && stmt(x->body, y->body);
+  }
   case StmtKind::BufferView: {
     const auto *x = a.as<BufferView>(), *y = b.as<BufferView>();
     return useBuffer(x->source, y->source) && expr(x->byteOffset, y->byteOffset) &&

@@ -8,6 +8,7 @@
 #include "passes/graph/Graph.h"
 #include "passes/lower/LowerGraph.h"
 #include "passes/lower/Pipeline.h"
+#include "passes/lower/Profile.h"
 #include "passes/schedule/Apply.h"
 #include "passes/schedule/Primitives.h"
 #include "passes/schedule/Sample.h"
@@ -579,7 +580,10 @@ bool Pipeline::Run::lowerFuncs() {
           ir::analyzeShapeBounds(it != module.unscheduled.end() ? it->second : f);
       options.shapeChecks = bounds.checks;
       options.extentChecks = bounds.extents;
-      lowered.funcs.push_back({f, f, lower::lowerPrimFunc(f, options), exported(f.name())});
+      bool timed = opts.profile && f.name() == opts.func;
+      lowered.funcs.push_back(
+          {f, f, lower::lowerPrimFunc(timed ? lower::profileLoopNests(f) : f, options),
+           exported(f.name())});
     }
   }
   for (const ir::Func &g : graphs)
@@ -596,6 +600,8 @@ bool Pipeline::Run::lowerGraphs() {
     if (f.isGraph()) {
       printBefore("lower.graph", f.source);
       f.lowered = lower::lowerGraph(f.source, module, flat);
+      if (opts.profile && f.source.name() == opts.func)
+        f.lowered = lower::profileCalls(f.lowered);
       for (const ir::Buffer &c : lower::constantsUsed(*f.source.as<ir::GraphFunc>()))
         used.insert(c.get());
       printAfter("lower.graph", f.lowered);

@@ -91,6 +91,9 @@ struct PipelineOptions {
   bool specializeShapes = false;
   /// lower.bounds-check inserts run-time checks (--bounds-check).
   bool boundsCheck = false;
+  /// tdsl-run --profile: the timed regions of passes/lower/Profile.h in function `func` (each
+  /// top-level loop nest of a func before lowering, each call of a lowered graph).
+  bool profile = false;
   /// Spells a source location for bounds-check messages ("file.tdsl:3:7").
   std::function<std::string(const SourceLoc &)> locationText;
   /// --print-ir-after-all, --print-ir-after=STEP, --print-ir-before=STEP, printed on

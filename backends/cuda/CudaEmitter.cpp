@@ -392,14 +392,15 @@ void FunctionEmitter::deviceStmt(const Stmt &s, bool inFor) {
     deviceStmt(op->body, false);
     return;
   }
-  case StmtKind::Block:      // lowered away
-  case StmtKind::BufferView: // lowered away
-  case StmtKind::FuncCall:   // graphs run on the host
-  case StmtKind::AssertStmt: // the cuda pipeline inserts no bounds checks
+  case StmtKind::Block:         // lowered away
+  case StmtKind::BufferView:    // lowered away
+  case StmtKind::FuncCall:      // graphs run on the host
+  case StmtKind::AssertStmt:    // the cuda pipeline inserts no bounds checks
+  case StmtKind::ProfileRegion: // --profile runs on the CPU routes only
     break;
   }
-  TDSL_IR_CHECK(false, "the CUDA backend takes lowered device code (no blocks, views, calls or "
-                       "assertions)");
+  TDSL_IR_CHECK(false, "the CUDA backend takes lowered device code (no blocks, views, calls, "
+                       "assertions or profiled regions)");
 }
 
 void FunctionEmitter::emitKernel(std::ostream &os, const Kernel &k) {

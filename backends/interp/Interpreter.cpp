@@ -805,6 +805,8 @@ void Interpreter::Impl::exec(Frame &frame, const Stmt &stmt) {
     }
     fail(frame, message);
   }
+  case StmtKind::ProfileRegion: // timers of compiled code only: the interpreter runs the body
+    return exec(frame, stmt.as<ProfileRegion>()->body);
   case StmtKind::BufferView:
   case StmtKind::FuncCall:
     // Lowered graphs are emitted by the backends; the interpreter runs the graph itself.

@@ -131,6 +131,8 @@ llvm::FunctionCallee ModuleState::libFunction(const std::string &name) {
   else if (name ==
            "GOMP_parallel") // void GOMP_parallel(void (*)(void *), void *, unsigned, unsigned)
     type = llvm::FunctionType::get(voidTy, {ptr, ptr, i32, i32}, false);
+  else if (name == "tdsl_profile_begin" || name == "tdsl_profile_end")
+    type = llvm::FunctionType::get(voidTy, {i32}, false);
   else if (name == "erff")
     type = llvm::FunctionType::get(llvm::Type::getFloatTy(context),
                                    {llvm::Type::getFloatTy(context)}, false);
@@ -1003,6 +1005,15 @@ void FunctionEmitter::stmt(const Stmt &s) {
   case StmtKind::AssertStmt:
     assertStmt(s.as<AssertStmt>());
     return;
+  case StmtKind::ProfileRegion: {
+    // --profile: the runner's timers around the region (runtime/Profile.h).
+    const auto *op = s.as<ProfileRegion>();
+    TDSL_IR_CHECK(loopDepth_ == 0 && !inOutlined_, "a profiled region outside any loop");
+    builder.CreateCall(state.libFunction("tdsl_profile_begin"), {builder.getInt32(op->id)});
+    stmt(op->body);
+    builder.CreateCall(state.libFunction("tdsl_profile_end"), {builder.getInt32(op->id)});
+    return;
+  }
   case StmtKind::Block:
     break;
   }
@@ -1437,6 +1448,8 @@ std::string externSymbolClash(const LoweredModule &module) {
                                                 "omp_get_thread_num",
                                                 "omp_get_num_threads",
                                                 "tdsl_last_error",
+                                                "tdsl_profile_begin",
+                                                "tdsl_profile_end",
                                                 "_ZN14tdsl_generated10last_errorE"};
   // The raw-entry type of an extern, as text: dtypes of inputs, outputs, shape variables.
   auto signature = [](const ExternFunc &x) {

@@ -114,6 +114,18 @@ bool Jit::loadLibrary(const std::string &path, std::string &error) {
   return true;
 }
 
+bool Jit::defineSymbol(const std::string &symbol, void *address, std::string &error) {
+  llvm::orc::LLJIT &jit = *impl_->jit;
+  llvm::orc::SymbolMap symbols;
+  symbols[jit.mangleAndIntern(symbol)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                          llvm::JITSymbolFlags::Exported};
+  if (llvm::Error e = jit.getMainJITDylib().define(llvm::orc::absoluteSymbols(symbols))) {
+    error = "cannot define '" + symbol + "': " + llvm::toString(std::move(e));
+    return false;
+  }
+  return true;
+}
+
 bool Jit::addModule(std::unique_ptr<llvm::Module> module,
                     std::unique_ptr<llvm::LLVMContext> context, std::string &error) {
   optimizeModule(*module, *impl_->machine, impl_->options);

@@ -42,6 +42,11 @@ public:
   /// message of a failing call (JitFunction::call).
   bool loadLibrary(const std::string &path, std::string &error);
 
+  /// Makes the code added later resolve `symbol` to `address`, before any library (a runner's
+  /// own functions, such as the timers of --profile, runtime/Profile.h). False with `error` set
+  /// when the symbol is defined already.
+  bool defineSymbol(const std::string &symbol, void *address, std::string &error);
+
   /// Emits the functions of `lowered` (emitModule) with their packed entries (LLVMBackend.h),
   /// optimises them like tdslc does, and adds them.
   bool addModule(const std::string &name, const ir::LoweredModule &lowered, std::string &error);

@@ -181,6 +181,10 @@ Stmt place(const Buffer &b, const Stmt &s, const SourceLoc &loc) {
       return wrap();
     return AssertStmt::make(op->condition, op->message, op->args, place(b, op->body, loc), op->loc);
   }
+  case StmtKind::ProfileRegion: {
+    const auto *op = s.as<ProfileRegion>();
+    return ProfileRegion::make(op->id, op->label, place(b, op->body, loc), op->loc);
+  }
   default:
     return wrap();
   }

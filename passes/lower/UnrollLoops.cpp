@@ -98,6 +98,8 @@ int64_t unrolledSize(const Stmt &s) {
     return saturatingAdd(1, unrolledSize(s.as<AssertStmt>()->body));
   case StmtKind::BufferView:
     return saturatingAdd(1, unrolledSize(s.as<BufferView>()->body));
+  case StmtKind::ProfileRegion:
+    return saturatingAdd(1, unrolledSize(s.as<ProfileRegion>()->body));
   default:
     return 1;
   }

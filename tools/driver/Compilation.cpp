@@ -62,6 +62,7 @@ PipelineOptions pipelineOptions(const DriverOptions &opts, std::ostream &err,
   p.noSchedule = opts.noSchedule;
   p.graphPasses = opts.graphPasses;
   p.boundsCheck = opts.boundsCheck;
+  p.profile = opts.profile;
   p.locationText = [&sm](const SourceLoc &loc) {
     std::string where = std::to_string(loc.line) + ":" + std::to_string(loc.col);
     return loc.file == 0 ? "line " + where : sm.path(loc.file) + ":" + where;

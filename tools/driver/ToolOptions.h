@@ -46,6 +46,7 @@ struct ToolOptions {
   bool fastMath = false;                  ///< --ffast-math
   std::vector<std::string> scheduleFiles; ///< --schedule FILE (repeatable)
   bool boundsCheck = false;               ///< --bounds-check
+  bool profile = false;                   ///< tdsl-run --profile (PipelineOptions::profile)
 };
 
 } // namespace tdsl

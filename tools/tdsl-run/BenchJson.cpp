@@ -50,6 +50,21 @@ bool writeBenchJson(const BenchRecord &record, const std::string &path, std::str
     std::cout << line << std::flush;
     return true;
   }
+  // Appending to a file that is not such a record file (a source given by mistake) would
+  // damage it: every line there must be a record of tdsl-run --json.
+  if (std::ifstream existing(path); existing) {
+    std::string text;
+    for (int64_t number = 1; std::getline(existing, text); ++number) {
+      if (text.find_first_not_of(" \t\r") == std::string::npos)
+        continue;
+      nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (!j.is_object() || !j.contains("tool") || j["tool"] != "tdsl-run") {
+        error = "'" + path + "' is not a file of tdsl-run --json records (line " +
+                std::to_string(number) + "): left as it is";
+        return false;
+      }
+    }
+  }
   std::ofstream out(path, std::ios::app);
   if (out << line && out.flush())
     return true;

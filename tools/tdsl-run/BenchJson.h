@@ -32,7 +32,8 @@ struct BenchRecord {
 std::string benchJson(const BenchRecord &record);
 
 /// Writes the line to `path` (appending) or to stdout for `-`. False with `error` set on an I/O
-/// failure.
+/// failure, or when `path` holds a line that is not a record of tdsl-run --json (the file is
+/// then left untouched).
 bool writeBenchJson(const BenchRecord &record, const std::string &path, std::string &error);
 
 } // namespace tdsl

@@ -79,6 +79,8 @@ public:
       return call(s.as<FuncCall>());
     case StmtKind::AssertStmt: // a run-time check: the work is its body's
       return stmt(s.as<AssertStmt>()->body);
+    case StmtKind::ProfileRegion:
+      return stmt(s.as<ProfileRegion>()->body);
     default: // blocks (not lowered)
       return 0;
     }
@@ -162,6 +164,11 @@ double countFlops(const Func &lowered, const std::unordered_map<Var, int64_t> &s
   if (!f)
     return 0;
   return Counter(shapeVars, callees).stmt(f->body);
+}
+
+double countFlops(const Stmt &stmt, const std::unordered_map<Var, int64_t> &shapeVars,
+                  const std::map<std::string, Func> &callees) {
+  return Counter(shapeVars, callees).stmt(stmt);
 }
 
 } // namespace tdsl

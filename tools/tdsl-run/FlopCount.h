@@ -27,4 +27,8 @@ namespace tdsl {
 double countFlops(const ir::Func &lowered, const std::unordered_map<ir::Var, int64_t> &shapeVars,
                   const std::map<std::string, ir::Func> &callees = {});
 
+/// The same for one statement of a lowered function (a region of --profile).
+double countFlops(const ir::Stmt &stmt, const std::unordered_map<ir::Var, int64_t> &shapeVars,
+                  const std::map<std::string, ir::Func> &callees = {});
+
 } // namespace tdsl

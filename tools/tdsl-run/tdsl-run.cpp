@@ -17,10 +17,12 @@
 #include "backends/llvm/LLVMBackend.h"
 #include "backends/llvm/Target.h"
 #include "runtime/Npy.h"
+#include "runtime/Profile.h"
 #include "tools/driver/CommandLine.h"
 #include "tools/driver/Driver.h"
 #include "tools/tdsl-run/BenchJson.h"
 #include "tools/tdsl-run/FlopCount.h"
+#include "tools/tdsl-run/Profile.h"
 
 #include <algorithm>
 #include <chrono>
@@ -71,8 +73,14 @@ const char *kHelp = R"(usage: tdsl-run FILE.tdsl --func NAME [options]
   -I DIR                   import search path (the standard library is always found)
   --stdlib DIR             standard library folder
   --bench                  time the compiled function: median time per call and GFLOP/s
-  --repeat N               timed calls of --bench (default 10, after 2 warm-up calls)
-  --json FILE              --bench: append the result as a JSON line to FILE (- for stdout)
+  --repeat N               timed calls of --bench and --profile (default 10, after 2
+                           warm-up calls)
+  --json FILE              --bench: append the result as a JSON line to FILE (- for stdout);
+                           a file that holds anything but such lines is refused
+  --profile                compile with timers and print where the time goes: per call of
+                           a graph (and the time outside calls), per top-level loop nest of
+                           a func; median of --repeat calls
+  --profile-json FILE      --profile: also write a Chrome trace (Perfetto opens it)
   --check                  compare with the unscheduled function run by the interpreter
   --no-schedule            ignore all schedules
   --target=cpu|cuda        which schedules apply (default cpu); with --interpret, cuda runs
@@ -87,6 +95,7 @@ Exit status: 0 success, 1 error, 2 bad command line.
 /// tdsl-run's options: the compilation's (Driver.h), then what running takes.
 struct RunOptions : DriverOptions {
   bool interpret = false, bench = false, check = false;
+  std::string profileJson; // --profile-json FILE (Profile.h)
   int64_t threads = 0, repeat = 10;
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
   std::vector<std::string> libraries;
@@ -128,7 +137,8 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   cl::addCompileOptions(desc);
   desc.add_options()("interpret", "")("bench", "")("check", "")("input", cl::value(), "")(
       "output", cl::value(), "")("load", cl::value(), "")("threads", cl::value(), "")(
-      "repeat", cl::value(), "")("file", cl::value(), "")("json", cl::value(), "");
+      "repeat", cl::value(), "")("file", cl::value(), "")("json", cl::value(), "")("profile", "")(
+      "profile-json", cl::value(), "");
   cl::Parsed p;
   if (std::optional<int> status =
           cl::parseToolCommandLine("tdsl-run", argc, argv, desc, kHelp, p, opts))
@@ -166,6 +176,12 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
     return usageError("--bench times compiled code: it cannot be used with --interpret");
   if (p.has("json") && !opts.bench)
     return usageError("--json writes the results of --bench: give --bench too");
+  opts.profile = p.has("profile");
+  if (opts.profile && opts.interpret)
+    return usageError("--profile times compiled code: it cannot be used with --interpret");
+  if (p.has("profile-json") && !opts.profile)
+    return usageError("--profile-json writes the trace of --profile: give --profile too");
+  opts.profileJson = p.last("profile-json").value_or("");
   opts.json = p.last("json").value_or("");
   return std::nullopt;
 }
@@ -348,6 +364,17 @@ std::unique_ptr<Compiled> compileForJit(const RunOptions &opts, Loaded &loaded) 
       runError(error);
       return nullptr;
     }
+  // --profile: the timed regions call this process's timers.
+  if (opts.profile)
+    for (auto [symbol, address] :
+         {std::pair<const char *, void *>{"tdsl_profile_begin",
+                                          reinterpret_cast<void *>(&tdsl_profile_begin)},
+          std::pair<const char *, void *>{"tdsl_profile_end",
+                                          reinterpret_cast<void *>(&tdsl_profile_end)}})
+      if (!c->jit->defineSymbol(symbol, address, error)) {
+        runError(error);
+        return nullptr;
+      }
   // Every extern symbol must resolve before the code is linked (the JIT's own message would
   // only say that a symbol is missing).
   for (const std::string &callee : c->lowered.calledFunctions) {
@@ -575,6 +602,17 @@ int run(const RunOptions &opts) {
       return runError(error);
     if (opts.bench && !bench(opts, *compiled, args, error))
       return runError(error);
+    if (opts.profile) {
+      ProfileOptions po;
+      po.func = opts.func;
+      po.route = std::string(opts.via == Via::Cpp ? "C++" : "LLVM") + ", -O" +
+                 std::to_string(opts.optLevel);
+      po.repeat = opts.repeat;
+      po.tracePath = opts.profileJson;
+      if (!profile(po, *compiled->func, compiled->lowered, compiled->loweredByName, args, std::cout,
+                   error))
+        return runError(error);
+    }
   }
 
   if (opts.check) {
