@@ -112,6 +112,7 @@ struct Pipeline::Run {
   bool foldCalls();
   bool instantiateCallees();
   bool specialize();
+  bool foldViews();
   bool eliminateDeadCalls();
   bool fuse();
   bool schedule();
@@ -212,6 +213,7 @@ const std::vector<Step> &scheduleSteps() {
       {"graph.pack-weights", &R::packWeights, withGraphPassesForCpu, Step::Module},
       {"graph.fold-calls", &R::foldCalls, withGraphPasses, Step::Module},
       {"graph.instantiate", &R::instantiateCallees, withGraphPasses, Step::Module},
+      {"graph.fold-views", &R::foldViews, withGraphPasses, Step::Module},
       {"graph.dce", &R::eliminateDeadCalls, withGraphPasses, Step::Module},
       {"graph.fuse", &R::fuse, withGraphPasses, Step::Module},
       {"graph.specialize", &R::specialize, withTuningRecords, Step::Module},
@@ -342,6 +344,11 @@ bool Pipeline::Run::instantiateCallees() {
   for (const graph::DerivedFunc &d : instances)
     frontend->checkFunction(module.lookup(d.name), diags);
   return flushed();
+}
+
+bool Pipeline::Run::foldViews() {
+  graph::foldViews(module);
+  return true;
 }
 
 bool Pipeline::Run::eliminateDeadCalls() {

@@ -7,7 +7,11 @@
 // the TDSL side is checked against). Then the protocol of bench_models.py's workers: a line
 // "NAME N" on stdin runs N calls and answers {"times": [seconds...], "cpu": s, "busy": T}.
 //
-//   node bench/models/ort_worker.js MODELS.json THREADS    (NODE_PATH: onnxruntime-node's)
+// With a third argument, the path of a one-element Relu model, the worker first times 200 calls
+// of it and reports the median on its "ready" line in microseconds ("ready 21.5"): the cost of
+// a call through Node.js and the binding, which every call of this side includes.
+//
+//   node bench/models/ort_worker.js MODELS.json THREADS [RELU1.onnx]   (NODE_PATH: onnxruntime-node's)
 'use strict';
 const fs = require('fs');
 const readline = require('readline');
@@ -58,7 +62,7 @@ function close(got, want) {
 }
 
 async function main() {
-  const [descsPath, threadsText] = process.argv.slice(2);
+  const [descsPath, threadsText, overheadModel] = process.argv.slice(2);
   const threads = Number(threadsText);
   const descs = JSON.parse(fs.readFileSync(descsPath, 'utf8'));
   const models = {};
@@ -82,7 +86,21 @@ async function main() {
     });
     models[d.name] = {session, feeds};
   }
-  process.stdout.write('ready\n');
+  let ready = 'ready';
+  if (overheadModel) {
+    const session = await ort.InferenceSession.create(overheadModel, {
+      executionProviders: ['cpu'], intraOpNumThreads: threads, interOpNumThreads: 1});
+    const feeds = {[session.inputNames[0]]: new ort.Tensor('float32', new Float32Array([1]), [1])};
+    const times = [];
+    for (let i = 0; i < 220; ++i) {
+      const t0 = process.hrtime.bigint();
+      await session.run(feeds);
+      if (i >= 20) times.push(Number(process.hrtime.bigint() - t0) * 1e-3);
+    }
+    times.sort((a, b) => a - b);
+    ready += ' ' + times[times.length >> 1].toFixed(1);
+  }
+  process.stdout.write(ready + '\n');
   const lines = readline.createInterface({input: process.stdin});
   for await (const line of lines) {
     const [name, n] = line.trim().split(/\s+/);

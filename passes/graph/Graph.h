@@ -5,10 +5,12 @@
 //
 //   graph.fold-constants  foldConstants      scalar call arguments and shapes folded
 //   graph.pack-weights    packConvolutionWeights  nn.conv2d on a constant weight: packed call;
-//                                                 depthwise nn.conv2d_ext: nn.conv2d_depthwise
+//                                                 depthwise nn.conv2d_ext: nn.conv2d_depthwise;
+//                                                 nn.matmul on a constant: nn.matmul_nt
 //                                            (CPU target)
 //   graph.fold-calls      foldConstantCalls  calls on graph constants evaluated (spec §8)
 //   graph.instantiate     instantiateCallees generic callees become concrete instances
+//   graph.fold-views      foldViews          reshape chains read their first source
 //   graph.dce             eliminateDeadCalls pure calls whose results are unused removed
 //   graph.fuse            fuseElementwise    element-wise consumers fused into producers
 //   graph.specialize      specializeCallees  callees copied at the graph's static shapes
@@ -79,8 +81,11 @@ inline bool isOwnName(const std::string &name) { return name.find('.') == std::s
 /// graph.fold-calls packs the weight at compile time. A depthwise call
 /// `nn.conv2d_ext<S, S, P, P, P, P, 1, 1, C>(x, w)` (x with C channels, w of static shape
 /// [C, 1, R, R], constant or not) becomes `nn.conv2d_depthwise<P, R>(x, w)` when S = 1 and the
-/// output has more than 28 columns, else `nn.conv2d_depthwise_cb<S, P, R>(x, w)`. Nothing when
-/// the module lacks those functions (no `import "nn"`); other calls stay.
+/// output has more than 28 columns, else `nn.conv2d_depthwise_cb<S, P, R>(x, w)`. A call
+/// `nn.matmul(a, w)` whose 2-D weight is constant (as above) with a static shape, and whose a
+/// has more than 2 rows (or a run-time row count), becomes `w_t = call nn.transpose2d(w)` (folded)
+/// then `nn.matmul_nt(a, w_t)` (linear's packed tile). Nothing when the module lacks those
+/// functions (no `import "nn"`); other calls stay.
 void packConvolutionWeights(ir::Module &module, int64_t channelBlock = 8);
 
 /// The output channels of nn.conv2d_packed's register tile, the packing's block, for a target
@@ -133,6 +138,11 @@ void addInstanceScripts(std::vector<ir::ScheduleScript> &scripts,
 /// with constants instantiates those instead of the module's (already concrete) function.
 std::vector<DerivedFunc> instantiateCallees(ir::Module &module,
                                             const std::map<std::string, ir::Func> &generics = {});
+
+/// graph.fold-views: in the module's own graphs, a reshape of a reshape reads the first one's
+/// source, and a reshape to its source's own shape (not a result or a dataflow output) is
+/// removed, its uses reading the source; the reshapes left without uses go in graph.dce.
+void foldViews(ir::Module &module);
 
 /// graph.dce: removes call bindings none of whose results is used later, returned or exported
 /// by `output` (repeatedly, so chains of dead calls go). Only calls of PrimFuncs and pure

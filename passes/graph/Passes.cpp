@@ -8,9 +8,8 @@ namespace tdsl::graph {
 
 const std::vector<std::string> &graphPassNames() {
   static const std::vector<std::string> names = {
-      "graph.fold-constants", "graph.pack-weights", "graph.fold-calls",
-      "graph.instantiate",    "graph.dce",          "graph.fuse",
-      "graph.plan-memory"};
+      "graph.fold-constants", "graph.pack-weights", "graph.fold-calls", "graph.instantiate",
+      "graph.fold-views",     "graph.dce",          "graph.fuse",       "graph.plan-memory"};
   return names;
 }
 

@@ -96,6 +96,30 @@ class Encoder(nn.Module):
         return x.mean(dim=1)
 
 
+class BertLayer(nn.Module):
+    """A BERT-style encoder layer as deployed (bench/models' ONNX Runtime comparison): sequence
+    128, width 256, 4 heads, feed-forward 1024 with GELU, post-LayerNorm; float activations in
+    and out, no embedding."""
+
+    def __init__(self, d=256, heads=4, ff=1024):
+        super().__init__()
+        self.heads, self.d = heads, d
+        self.q, self.k, self.v = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+        self.out = nn.Linear(d, d)
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.ff1, self.ff2 = nn.Linear(d, ff), nn.Linear(ff, d)
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        dh = self.d // self.heads
+        split = lambda t: t.reshape(b, s, self.heads, dh).transpose(1, 2)
+        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+        att = torch.softmax(q @ k.transpose(-2, -1) / dh ** 0.5, dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, s, self.d)
+        x = self.ln1(x + self.out(y))
+        return self.ln2(x + self.ff2(F.gelu(self.ff1(x))))
+
+
 def _vision(name):
     import torchvision
     return getattr(torchvision.models, name)(weights=None)
@@ -107,6 +131,7 @@ MODELS = {
     "mlp": (Mlp, {"x": (3, 1, 28, 28)}, {"x": {0: "batch"}}, 13),
     "convnet": (ConvNet, {"x": (2, 3, 23, 19)}, None, 13),
     "encoder": (Encoder, {"ids": ("int", (2, 16), 50)}, None, 17),
+    "bert_layer": (BertLayer, {"x": (1, 128, 256)}, None, 17),
     "resnet18": (lambda: _vision("resnet18"), {"x": (1, 3, 224, 224)}, None, 13),
     "mobilenet_v2": (lambda: _vision("mobilenet_v2"), {"x": (1, 3, 224, 224)}, None, 13),
 }
