@@ -5,8 +5,7 @@
 //
 //   graph.fold-constants  foldConstants      scalar call arguments and shapes folded
 //   graph.pack-weights    packConvolutionWeights  nn.conv2d on a constant weight: packed call;
-//                                                 depthwise nn.conv2d_ext: nn.conv2d_depthwise;
-//                                                 nn.matmul on a constant: nn.matmul_nt
+//                                                 depthwise nn.conv2d_ext: nn.conv2d_depthwise
 //                                            (CPU target)
 //   graph.fold-calls      foldConstantCalls  calls on graph constants evaluated (spec §8)
 //   graph.instantiate     instantiateCallees generic callees become concrete instances
@@ -81,11 +80,8 @@ inline bool isOwnName(const std::string &name) { return name.find('.') == std::s
 /// graph.fold-calls packs the weight at compile time. A depthwise call
 /// `nn.conv2d_ext<S, S, P, P, P, P, 1, 1, C>(x, w)` (x with C channels, w of static shape
 /// [C, 1, R, R], constant or not) becomes `nn.conv2d_depthwise<P, R>(x, w)` when S = 1 and the
-/// output has more than 28 columns, else `nn.conv2d_depthwise_cb<S, P, R>(x, w)`. A call
-/// `nn.matmul(a, w)` whose 2-D weight is constant (as above) with a static shape, and whose a
-/// has more than 2 rows (or a run-time row count), becomes `w_t = call nn.transpose2d(w)` (folded)
-/// then `nn.matmul_nt(a, w_t)` (linear's packed tile). Nothing when the module lacks those
-/// functions (no `import "nn"`); other calls stay.
+/// output has more than 28 columns, else `nn.conv2d_depthwise_cb<S, P, R>(x, w)`. Nothing when
+/// the module lacks those functions (no `import "nn"`); other calls stay.
 void packConvolutionWeights(ir::Module &module, int64_t channelBlock = 8);
 
 /// The output channels of nn.conv2d_packed's register tile, the packing's block, for a target

@@ -1,4 +1,4 @@
-//===- passes/graph/PackWeights.cpp - graph.pack-weights: constant weights packed once --------===//
+//===- passes/graph/PackWeights.cpp - graph.pack-weights: convolution weights packed once -----===//
 //
 // A call `y = call nn.conv2d<S, P>(x, w)` of the module's own graphs whose weight `w` is a graph
 // constant, or a value graph.fold-calls will fold into one (the result of a func called on
@@ -28,18 +28,6 @@
 // Any other call of nn.linear whose w has a static row count N that 32 does not divide becomes
 // `y = call nn.linear_pad(x, w, b)`, which computes over N rounded up to a multiple of 32 (the
 // register tile's last column block is full; only the copy to y is guarded).
-//
-// A call `c = call nn.matmul(a, w)` whose weight w[K, N] is a graph constant (or folds into
-// one, as above) with static dimensions, and whose a has more than kGemvMaxRows rows (or a
-// row count known only at run time), becomes
-//
-//   w_t = call nn.transpose2d(w);          (folded: a constant [N, K])
-//   c = call nn.matmul_nt(a, w_t);
-//
-// matmul_nt has linear's register tile and packed weight panels; nn.matmul's 4 x 16 tile
-// reads w a row of N apart per k, which at N = 1024 (every row on its own 4 KiB page, in one
-// L1 set) ran at 1 GFLOP/s against about 100 (docs/benchmarks.md). A weight transposed once
-// serves every call that multiplies by it.
 //
 // A call of nn.avg_pool2d<K, S, P> or nn.avg_pool2d_ext<KH, KW, …> whose window is the whole
 // static H x W plane of its input, without padding (a global average pool written as a pool,
@@ -174,23 +162,6 @@ std::optional<CallBinding> globalPoolCall(const Module &module, const CallBindin
   return routed;
 }
 
-/// Whether `call` (nn.matmul) multiplies by a weight it is worth transposing once: a 2-D
-/// constant (`constant`: the values that fold into one) of static shape, an input with more
-/// than kGemvMaxRows rows or a row count known only at run time.
-bool transposedMatmul(const CallBinding &call, const std::set<const BufferNode *> &constant) {
-  if (call.args.size() != 2 || call.targets.size() != 1 || !call.constArgs.empty())
-    return false;
-  const auto *a = std::get_if<Buffer>(&call.args[0]);
-  const auto *w = std::get_if<Buffer>(&call.args[1]);
-  if (!a || !w || a->shape().size() != 2 || w->shape().size() != 2 || w->dtype() != DType::f32() ||
-      !(w->role() == BufferRole::Constant || constant.count(w->get())))
-    return false;
-  if (!literal(w->shape()[0]) || !literal(w->shape()[1]))
-    return false;
-  std::optional<int64_t> rows = literal(a->shape()[0]);
-  return !rows || *rows > kGemvMaxRows;
-}
-
 } // namespace
 
 int64_t convolutionChannelBlock(int64_t simdLanes) { return simdLanes >= 16 ? 32 : 8; }
@@ -210,10 +181,7 @@ void packConvolutionWeights(Module &module, int64_t channelBlock) {
   bool depthwise = module.lookup("nn.conv2d_ext").as<PrimFunc>() != nullptr;
   bool linear = module.lookup("nn.linear").as<PrimFunc>() != nullptr;
   bool globalPool = module.lookup("nn.global_avg_pool2d").as<PrimFunc>() != nullptr;
-  bool matmul = module.lookup("nn.matmul").as<PrimFunc>() &&
-                module.lookup("nn.matmul_nt").as<PrimFunc>() &&
-                module.lookup("nn.transpose2d").as<PrimFunc>();
-  if (!packs && !depthwise && !linear && !globalPool && !matmul)
+  if (!packs && !depthwise && !linear && !globalPool)
     return;
   for (const Func &f : std::vector<Func>(module.functions())) {
     const auto *g = f.as<GraphFunc>();
@@ -258,7 +226,7 @@ void packConvolutionWeights(Module &module, int64_t channelBlock) {
       return name;
     };
     bool changed = false;
-    std::map<const BufferNode *, Buffer> packedOf, transposedOf;
+    std::map<const BufferNode *, Buffer> packedOf;
     bool oneRegion = g->body.size() == 1 && std::holds_alternative<DataflowBlock>(g->body[0]);
     Func rewritten = detail::rewriteBindings(*g, [&](const GraphBinding &binding) {
       std::vector<GraphBinding> keep{binding};
@@ -279,31 +247,6 @@ void packConvolutionWeights(Module &module, int64_t channelBlock) {
           changed = true;
           return std::vector<GraphBinding>{*routed};
         }
-      if (matmul && call && call->callee == "nn.matmul" && transposedMatmul(*call, constant)) {
-        const Buffer &w = std::get<Buffer>(call->args[1]);
-        std::vector<GraphBinding> out;
-        auto earlier = oneRegion ? transposedOf.find(w.get()) : transposedOf.end();
-        Buffer wt;
-        if (earlier != transposedOf.end()) {
-          wt = earlier->second;
-        } else {
-          wt = Buffer(fresh(w.name() + "_t"), DType::f32(), {w.shape()[1], w.shape()[0]},
-                      BufferRole::Alloc, MemScope::Global, {}, call->loc);
-          CallBinding transpose;
-          transpose.targets = {wt};
-          transpose.callee = "nn.transpose2d";
-          transpose.args = {w};
-          transpose.loc = call->loc;
-          transposedOf.emplace(w.get(), wt);
-          out.push_back(transpose);
-        }
-        CallBinding product = *call;
-        product.callee = "nn.matmul_nt";
-        product.args = {call->args[0], wt};
-        out.push_back(product);
-        changed = true;
-        return out;
-      }
       if (!packs || !call || call->callee != conv || call->args.size() != 2 ||
           call->constArgs.size() != 2 || call->targets.size() != 1 ||
           !literal(call->constArgs[0]) || !literal(call->constArgs[1]))
