@@ -327,7 +327,8 @@ bool Pipeline::Run::foldConstants() {
 }
 
 bool Pipeline::Run::packWeights() {
-  graph::packConvolutionWeights(module, graph::convolutionChannelBlock(opts.simdLanes));
+  graph::packConvolutionWeights(module, graph::convolutionChannelBlock(opts.simdLanes),
+                                2 * opts.simdLanes);
   return true;
 }
 

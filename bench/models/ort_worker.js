@@ -54,10 +54,14 @@ function writeNpyF32(path, data, dims) {
   fs.writeFileSync(path, Buffer.concat([head, Buffer.from(header, 'latin1'), body]));
 }
 
+// As bench_models.py's close(): ATOL scaled down by the output's largest magnitude below 1.
 function close(got, want) {
   if (got.length !== want.length) return false;
+  let scale = 0;
+  for (let i = 0; i < want.length; ++i) scale = Math.max(scale, Math.abs(want[i]));
+  const atol = ATOL * Math.min(1, scale);
   for (let i = 0; i < got.length; ++i)
-    if (!(Math.abs(got[i] - want[i]) <= ATOL + RTOL * Math.abs(want[i]))) return false;
+    if (!(Math.abs(got[i] - want[i]) <= atol + RTOL * Math.abs(want[i]))) return false;
   return true;
 }
 

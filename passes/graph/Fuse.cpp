@@ -64,84 +64,10 @@ protected:
   }
 };
 
-std::vector<const Block *> blocksOf(const Stmt &s) {
-  struct Collect : IRVisitor {
-    std::vector<const Block *> blocks;
-    void visit(const Block *op) override {
-      blocks.push_back(op);
-      IRVisitor::visit(op);
-    }
-  } c;
-  c.visitStmt(s);
-  return c.blocks;
-}
-
-/// Whether `consumer`, reading parameter `k`, is element-wise in it (docs/graphs.md): one block,
-/// all axes spatial, no init, no `where`, no allocation; its body a single store into the
-/// only output at exactly the block's axes, in order; parameter k read only at those same
-/// indices; every other load indexed by axes or constants (a broadcast).
-bool isElementwise(const PrimFunc &consumer, size_t k) {
-  if (!consumer.constVars.empty() || !consumer.allocBuffers.empty() ||
-      consumer.outputs.size() != 1 || k >= consumer.inputs.size() || !consumer.inputs[k].isTensor())
-    return false;
-  std::vector<const Block *> blocks = blocksOf(consumer.body);
-  if (blocks.size() != 1)
-    return false;
-  const Block &b = *blocks.front();
-  if (b.init.defined() || !isConstInt(b.predicate, 1) || !b.allocBuffers.empty())
-    return false;
-  std::set<const VarNode *> axes;
-  for (const IterVar &iv : b.iterVars) {
-    if (iv.kind != IterKind::Spatial)
-      return false;
-    axes.insert(iv.var.get());
-  }
-  const auto *store = b.body.as<BufferStore>();
-  if (!store || !store->buffer.sameAs(consumer.outputs.front()) ||
-      store->indices.size() != b.iterVars.size())
-    return false;
-  for (size_t d = 0; d < store->indices.size(); ++d) {
-    const auto *ref = store->indices[d].as<VarRef>();
-    if (!ref || ref->var != b.iterVars[d].var)
-      return false;
-  }
-  struct Loads : IRVisitor {
-    const Buffer *param;
-    const BufferStore *store;
-    const std::set<const VarNode *> *axes;
-    bool ok = true;
-    void visit(const BufferLoad *op) override {
-      IRVisitor::visit(op);
-      if (op->buffer.sameAs(*param)) {
-        if (op->indices.size() != store->indices.size()) {
-          ok = false;
-          return;
-        }
-        for (size_t d = 0; d < op->indices.size(); ++d) {
-          const auto *a = op->indices[d].as<VarRef>();
-          if (!a || a->var != store->indices[d].as<VarRef>()->var)
-            ok = false;
-        }
-        return;
-      }
-      for (const Expr &i : op->indices) {
-        const auto *a = i.as<VarRef>();
-        if (!(a && axes->count(a->var.get())) && !asConstInt(i))
-          ok = false;
-      }
-    }
-  } loads;
-  loads.param = &consumer.inputs[k].buffer;
-  loads.store = store;
-  loads.axes = &axes;
-  loads.visitExpr(store->value);
-  return loads.ok;
-}
-
 /// The name of the last block of `f` that stores into `buffer`.
 std::string writerBlock(const Stmt &body, const Buffer &buffer) {
   std::string name;
-  for (const Block *b : blocksOf(body)) {
+  for (const Block *b : detail::blocksOf(body)) {
     struct Stores : IRVisitor {
       const Buffer *buffer;
       bool found = false;
@@ -222,10 +148,10 @@ std::optional<Fusion> fusePair(const Module &m, const PrimFunc &producer, const 
   }
   cc.buffers[param.get()] = intermediate;
   std::set<std::string> taken;
-  for (const Block *b : blocksOf(producerBody))
+  for (const Block *b : detail::blocksOf(producerBody))
     taken.insert(b->name);
   std::vector<std::string> consumerBlocks;
-  for (const Block *b : blocksOf(consumer.body)) {
+  for (const Block *b : detail::blocksOf(consumer.body)) {
     std::string name = b->name;
     for (int i = 2; taken.count(name); ++i)
       name = b->name + "_" + std::to_string(i);
@@ -303,7 +229,7 @@ std::optional<std::pair<Func, Fusion>> fuseOnce(const Module &m, const GraphFunc
         continue;
       const auto *producer = m.lookup(pcall->callee).as<PrimFunc>();
       if (!producer || !producer->constVars.empty() || producer->outputs.size() != 1 ||
-          !isElementwise(*consumer, k))
+          !detail::isElementwise(*consumer, k))
         continue;
       // A producer reading its output before writing it starts from the zeros the graph gives
       // it (lower/LowerGraph); inside a fused function that output would be an uninitialised

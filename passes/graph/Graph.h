@@ -80,9 +80,14 @@ inline bool isOwnName(const std::string &name) { return name.find('.') == std::s
 /// graph.fold-calls packs the weight at compile time. A depthwise call
 /// `nn.conv2d_ext<S, S, P, P, P, P, 1, 1, C>(x, w)` (x with C channels, w of static shape
 /// [C, 1, R, R], constant or not) becomes `nn.conv2d_depthwise<P, R>(x, w)` when S = 1 and the
-/// output has more than 28 columns, else `nn.conv2d_depthwise_cb<S, P, R>(x, w)`. Nothing when
-/// the module lacks those functions (no `import "nn"`); other calls stay.
-void packConvolutionWeights(ir::Module &module, int64_t channelBlock = 8);
+/// output has more than 28 columns, else `nn.conv2d_depthwise_cb<S, P, R>(x, w)`. A 1 x 1
+/// call `nn.conv2d<1, 0>(x, w)` on one image (x of static shape [1, C, H, W], w constant
+/// [K, C, 1, 1]) whose H·W columns fill nn.matmul's tiles of `matmulColumns` (2·simd_lanes) to
+/// at least seven eighths becomes the product `nn.matmul(w2, x2)` of the [K, C] and [C, H·W]
+/// views, reshaped to [1, K, H, W]. Nothing when the module lacks those functions (no
+/// `import "nn"`); other calls stay.
+void packConvolutionWeights(ir::Module &module, int64_t channelBlock = 8,
+                            int64_t matmulColumns = 16);
 
 /// The output channels of nn.conv2d_packed's register tile, the packing's block, for a target
 /// whose vector registers hold `simdLanes` floats: 8 (one ymm register with AVX2, whose 16 ymm

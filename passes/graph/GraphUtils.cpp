@@ -2,7 +2,10 @@
 
 #include "passes/graph/GraphUtils.h"
 
+#include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
+
+#include <set>
 
 namespace tdsl::graph::detail {
 
@@ -197,6 +200,76 @@ int64_t constantFactor(const Buffer &b) {
     if (auto v = asConstInt(d))
       constant *= *v;
   return constant;
+}
+
+std::vector<const Block *> blocksOf(const Stmt &s) {
+  struct Collect : IRVisitor {
+    std::vector<const Block *> blocks;
+    void visit(const Block *op) override {
+      blocks.push_back(op);
+      IRVisitor::visit(op);
+    }
+  } c;
+  c.visitStmt(s);
+  return c.blocks;
+}
+
+bool isElementwise(const PrimFunc &consumer, size_t k) {
+  if (!consumer.constVars.empty() || !consumer.allocBuffers.empty() ||
+      consumer.outputs.size() != 1 || k >= consumer.inputs.size() || !consumer.inputs[k].isTensor())
+    return false;
+  std::vector<const Block *> blocks = blocksOf(consumer.body);
+  if (blocks.size() != 1)
+    return false;
+  const Block &b = *blocks.front();
+  if (b.init.defined() || !isConstInt(b.predicate, 1) || !b.allocBuffers.empty())
+    return false;
+  std::set<const VarNode *> axes;
+  for (const IterVar &iv : b.iterVars) {
+    if (iv.kind != IterKind::Spatial)
+      return false;
+    axes.insert(iv.var.get());
+  }
+  const auto *store = b.body.as<BufferStore>();
+  if (!store || !store->buffer.sameAs(consumer.outputs.front()) ||
+      store->indices.size() != b.iterVars.size())
+    return false;
+  for (size_t d = 0; d < store->indices.size(); ++d) {
+    const auto *ref = store->indices[d].as<VarRef>();
+    if (!ref || ref->var != b.iterVars[d].var)
+      return false;
+  }
+  struct Loads : IRVisitor {
+    const Buffer *param;
+    const BufferStore *store;
+    const std::set<const VarNode *> *axes;
+    bool ok = true;
+    void visit(const BufferLoad *op) override {
+      IRVisitor::visit(op);
+      if (op->buffer.sameAs(*param)) {
+        if (op->indices.size() != store->indices.size()) {
+          ok = false;
+          return;
+        }
+        for (size_t d = 0; d < op->indices.size(); ++d) {
+          const auto *a = op->indices[d].as<VarRef>();
+          if (!a || a->var != store->indices[d].as<VarRef>()->var)
+            ok = false;
+        }
+        return;
+      }
+      for (const Expr &i : op->indices) {
+        const auto *a = i.as<VarRef>();
+        if (!(a && axes->count(a->var.get())) && !asConstInt(i))
+          ok = false;
+      }
+    }
+  } loads;
+  loads.param = &consumer.inputs[k].buffer;
+  loads.store = store;
+  loads.axes = &axes;
+  loads.visitExpr(store->value);
+  return loads.ok;
 }
 
 } // namespace tdsl::graph::detail

@@ -62,4 +62,13 @@ ir::Expr byteSize(const ir::Buffer &b);
 /// The product of the constant factors of byteSize(b) (the element size included).
 int64_t constantFactor(const ir::Buffer &b);
 
+/// The blocks of `s`, in pre-order.
+std::vector<const ir::Block *> blocksOf(const ir::Stmt &s);
+
+/// Whether `consumer`, reading parameter `k`, is element-wise in it (docs/graphs.md): one block,
+/// all axes spatial, no init, no `where`, no allocation; its body a single store into the
+/// only output at exactly the block's axes, in order; parameter k read only at those same
+/// indices; every other load indexed by axes or constants (a broadcast).
+bool isElementwise(const ir::PrimFunc &consumer, size_t k);
+
 } // namespace tdsl::graph::detail

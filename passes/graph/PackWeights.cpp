@@ -29,6 +29,22 @@
 // `y = call nn.linear_pad(x, w, b)`, which computes over N rounded up to a multiple of 32 (the
 // register tile's last column block is full; only the copy to y is guarded).
 //
+// A 1 x 1 convolution `y = call nn.conv2d<1, 0>(x, w)` of one image (x of static shape
+// [1, C, H, W]) by a constant weight of shape [K, C, 1, 1] is the product W·X of its [K, C] and
+// [C, H·W] views:
+//
+//   x_2d = reshape(x, [C, H * W]);  w_2d = reshape(w, [K, C]);
+//   y_2d = call nn.matmul(w_2d, x_2d);  y = reshape(y_2d, [1, K, H, W]);
+//
+// nn.matmul's register tile runs along the image's columns (2·simd_lanes of them) over K rows
+// of channels, its panel of X copied contiguous per column block; conv2d_packed's runs over 7
+// or 14 columns x 32 channels behind a padded, transposed copy of the whole input, which a
+// 1 x 1 window does not need (MobileNetV2's pointwise layers at 56 x 56: 35-53 GFLOP/s against
+// 55-100 as a product on one core of the Xeon, docs/benchmarks.md). Only where the columns
+// fill the product's tiles to seven eighths or more (H·W = 49 pads to 64: those stay packed
+// convolutions, whose tile runs over channels; as products they took twice as long). The bias and
+// activation after it then reach the product through graph.fold-views and fuse into it.
+//
 // A call of nn.avg_pool2d<K, S, P> or nn.avg_pool2d_ext<KH, KW, …> whose window is the whole
 // static H x W plane of its input, without padding (a global average pool written as a pool,
 // as older ResNets and ONNX AveragePool 7 x 7 do), becomes `y = call nn.global_avg_pool2d(x)`:
@@ -162,6 +178,62 @@ std::optional<CallBinding> globalPoolCall(const Module &module, const CallBindin
   return routed;
 }
 
+/// The bindings that compute `call` (nn.conv2d) as a product (see the file comment), if it is
+/// a 1 x 1 convolution of one image at stride 1 without padding by a constant (`constant`: the
+/// values that fold into one) weight, whose H·W columns fill tiles of `columns` to 7/8 or more.
+std::optional<std::vector<GraphBinding>>
+pointwiseAsProduct(const CallBinding &call, const std::set<const BufferNode *> &constant,
+                   int64_t columns, const std::function<std::string(const std::string &)> &fresh);
+
+/// The static dimensions of `b`, or an empty vector when one is not a literal.
+std::vector<int64_t> staticShape(const Buffer &b) {
+  std::vector<int64_t> dims;
+  for (const Expr &d : b.shape()) {
+    std::optional<int64_t> v = literal(d);
+    if (!v)
+      return {};
+    dims.push_back(*v);
+  }
+  return dims;
+}
+
+std::optional<std::vector<GraphBinding>>
+pointwiseAsProduct(const CallBinding &call, const std::set<const BufferNode *> &constant,
+                   int64_t columns, const std::function<std::string(const std::string &)> &fresh) {
+  if (call.args.size() != 2 || call.targets.size() != 1 || call.constArgs.size() != 2 ||
+      literal(call.constArgs[0]) != 1 || literal(call.constArgs[1]) != 0)
+    return std::nullopt;
+  const auto *x = std::get_if<Buffer>(&call.args[0]);
+  const auto *w = std::get_if<Buffer>(&call.args[1]);
+  if (!x || !w || x->dtype() != DType::f32() || w->dtype() != DType::f32() ||
+      !(w->role() == BufferRole::Constant || constant.count(w->get())))
+    return std::nullopt;
+  std::vector<int64_t> xs = staticShape(*x), ws = staticShape(*w);
+  if (xs.size() != 4 || ws.size() != 4 || xs[0] != 1 || ws[1] != xs[1] || ws[2] != 1 || ws[3] != 1)
+    return std::nullopt;
+  int64_t k = ws[0], c = xs[1], hw = xs[2] * xs[3];
+  int64_t padded = (hw + columns - 1) / columns * columns;
+  if (columns < 1 || 8 * hw < 7 * padded)
+    return std::nullopt;
+  const Buffer &y = call.targets[0];
+  SourceLoc loc = call.loc;
+  auto value = [&](const std::string &hint, std::vector<int64_t> dims) {
+    std::vector<Expr> shape;
+    for (int64_t d : dims)
+      shape.push_back(intImm(d));
+    return Buffer(fresh(hint), DType::f32(), shape, BufferRole::Alloc, MemScope::Global, {}, loc);
+  };
+  Buffer x2 = value(x->name() + "_2d", {c, hw}), w2 = value(w->name() + "_2d", {k, c});
+  Buffer y2 = value(y.name() + "_2d", {k, hw});
+  CallBinding matmul;
+  matmul.targets = {y2};
+  matmul.callee = "nn.matmul";
+  matmul.args = {w2, x2};
+  matmul.loc = loc;
+  return std::vector<GraphBinding>{ReshapeBinding{x2, *x, loc}, ReshapeBinding{w2, *w, loc}, matmul,
+                                   ReshapeBinding{y, y2, loc}};
+}
+
 } // namespace
 
 int64_t convolutionChannelBlock(int64_t simdLanes) { return simdLanes >= 16 ? 32 : 8; }
@@ -174,14 +246,15 @@ int64_t convolutionTileWidth(int64_t channelBlock, int64_t filterHeight, int64_t
   return out > 0 && out % 14 == 0 ? 14 : 7;
 }
 
-void packConvolutionWeights(Module &module, int64_t channelBlock) {
+void packConvolutionWeights(Module &module, int64_t channelBlock, int64_t matmulColumns) {
   const char *conv = "nn.conv2d", *pack = "nn.conv2d_pack_weight", *packed = "nn.conv2d_packed";
   bool packs = module.lookup(conv).as<PrimFunc>() && module.lookup(pack).as<PrimFunc>() &&
                module.lookup(packed).as<PrimFunc>();
   bool depthwise = module.lookup("nn.conv2d_ext").as<PrimFunc>() != nullptr;
   bool linear = module.lookup("nn.linear").as<PrimFunc>() != nullptr;
   bool globalPool = module.lookup("nn.global_avg_pool2d").as<PrimFunc>() != nullptr;
-  if (!packs && !depthwise && !linear && !globalPool)
+  bool product = module.lookup(conv).as<PrimFunc>() && module.lookup("nn.matmul").as<PrimFunc>();
+  if (!packs && !depthwise && !linear && !globalPool && !product)
     return;
   for (const Func &f : std::vector<Func>(module.functions())) {
     const auto *g = f.as<GraphFunc>();
@@ -246,6 +319,12 @@ void packConvolutionWeights(Module &module, int64_t channelBlock) {
         if (std::optional<CallBinding> routed = routedLinearCall(module, *call)) {
           changed = true;
           return std::vector<GraphBinding>{*routed};
+        }
+      if (product && call && call->callee == conv)
+        if (std::optional<std::vector<GraphBinding>> asProduct =
+                pointwiseAsProduct(*call, constant, matmulColumns, fresh)) {
+          changed = true;
+          return *asProduct;
         }
       if (!packs || !call || call->callee != conv || call->args.size() != 2 ||
           call->constArgs.size() != 2 || call->targets.size() != 1 ||

@@ -93,7 +93,11 @@ def run(spec):
         if hasattr(route, "built"):
             route.built.clear()
     routes._active = [r for r in routes.ROUTES if not wanted or r.name in wanted.split(",")]
-    routes.check(name, "main", args, dict(zip(results, want)), RTOL, ATOL)
+    # atol below 1 scales with the outputs' largest magnitude: a model whose outputs are all
+    # tiny (MobileNetV2 with random weights: about 1e-9) is compared at that scale, not
+    # within an absolute 1e-4 that any result would meet.
+    scale = max([float(np.max(np.abs(w))) for w in want if np.size(w)] or [1.0])
+    routes.check(name, "main", args, dict(zip(results, want)), RTOL, ATOL * min(1.0, scale))
 
 
 for spec in CASES:
