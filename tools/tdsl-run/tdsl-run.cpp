@@ -16,6 +16,7 @@
 #include "backends/llvm/JIT.h"
 #include "backends/llvm/LLVMBackend.h"
 #include "backends/llvm/Target.h"
+#include "runtime/Compare.h"
 #include "runtime/Npy.h"
 #include "runtime/Profile.h"
 #include "tools/driver/CommandLine.h"
@@ -23,6 +24,7 @@
 #include "tools/tdsl-run/BenchJson.h"
 #include "tools/tdsl-run/FlopCount.h"
 #include "tools/tdsl-run/Profile.h"
+#include "tools/tdsl-run/Values.h"
 
 #include <algorithm>
 #include <chrono>
@@ -107,18 +109,6 @@ int usageError(const std::string &message) { return cl::usageError("tdsl-run", m
 int runError(const std::string &message) {
   std::cerr << "tdsl-run: error: " << message << "\n";
   return 1;
-}
-
-bool parseDouble(const std::string &s, double &v) {
-  if (s.empty())
-    return false;
-  size_t pos = 0;
-  try {
-    v = std::stod(s, &pos);
-  } catch (...) {
-    return false;
-  }
-  return pos == s.size();
 }
 
 /// Splits "NAME=VALUE"; false when there is no '=' or no name.
@@ -211,44 +201,6 @@ std::unique_ptr<Loaded> loadModule(const RunOptions &opts, bool plain = false) {
   return loaded;
 }
 
-/// A scalar of `dtype` from a command-line literal; nullopt if `text` is not one. A literal
-/// the dtype cannot hold (`1e99` for f32, `300` for i8) sets `error`.
-std::optional<Scalar> parseScalar(ir::DType dtype, const std::string &text, std::string &error) {
-  if (dtype.isBool()) {
-    if (text == "true" || text == "1")
-      return Scalar::ofBool(true);
-    if (text == "false" || text == "0")
-      return Scalar::ofBool(false);
-    return std::nullopt;
-  }
-  if (dtype.isFloat()) {
-    double v;
-    if (!parseDouble(text, v))
-      return std::nullopt;
-    double largest = dtype == ir::DType::f64()    ? std::numeric_limits<double>::max()
-                     : dtype == ir::DType::f32()  ? double(std::numeric_limits<float>::max())
-                     : dtype == ir::DType::bf16() ? 3.3895313892515355e38
-                                                  : 65504.0;
-    if (std::isfinite(v) && std::fabs(v) > largest) {
-      error = "'" + text + "' is out of range for " + dtype.name();
-      return std::nullopt;
-    }
-    return Scalar::ofFloat(dtype, v);
-  }
-  int64_t v;
-  if (!parseInteger(text, v))
-    return std::nullopt;
-  int bits = dtype.bits();
-  bool fits = bits >= 64      ? (dtype.isInt() || v >= 0)
-              : dtype.isInt() ? v >= -(int64_t(1) << (bits - 1)) && v < (int64_t(1) << (bits - 1))
-                              : v >= 0 && v < (int64_t(1) << bits);
-  if (!fits) {
-    error = "'" + text + "' is out of range for " + dtype.name();
-    return std::nullopt;
-  }
-  return Scalar::ofInt(dtype, v);
-}
-
 /// Reads an input's .npy file and checks its dtype (a <u2 file stands for bf16).
 std::optional<Tensor> readInput(const ParamInfo &param, const std::string &path) {
   std::string error;
@@ -265,55 +217,6 @@ std::optional<Tensor> readInput(const ParamInfo &param, const std::string &path)
     return std::nullopt;
   }
   return t;
-}
-
-/// A random value of `dtype`: uniform in [-1, 1) for floats, [-8, 8] for signed integers,
-/// [0, 8] for unsigned ones, a fair coin for bool.
-Scalar randomScalar(ir::DType dtype, std::mt19937_64 &gen) {
-  uint64_t bits = gen();
-  if (dtype.isBool())
-    return Scalar::ofBool(bits & 1);
-  if (dtype.isFloat())
-    return Scalar::ofFloat(dtype, static_cast<double>(bits >> 11) * 0x1.0p-52 - 1.0);
-  if (dtype.isUInt())
-    return Scalar::ofInt(dtype, static_cast<int64_t>(bits % 9));
-  return Scalar::ofInt(dtype, static_cast<int64_t>(bits % 17) - 8);
-}
-
-/// Random values for parameter number `index`: a stream of its own, so that giving one input
-/// from a file leaves the values of the others unchanged.
-std::mt19937_64 generatorFor(uint64_t seed, size_t index) {
-  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
-                    static_cast<uint32_t>(index)};
-  return std::mt19937_64(seq);
-}
-
-std::string formatNumber(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
-/// `NAME: TYPE min=… max=… mean=… checksum=0x…` (FNV-1a of the bytes).
-void summarise(const std::string &name, const Tensor &t) {
-  double lo = INFINITY, hi = -INFINITY, sum = 0;
-  int64_t n = t.numElements();
-  for (int64_t i = 0; i < n; ++i) {
-    double v = t.load(i).toDouble();
-    lo = std::fmin(lo, v);
-    hi = std::fmax(hi, v);
-    sum += v;
-  }
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (uint8_t b : t.bytes)
-    hash = (hash ^ b) * 0x100000001b3ull;
-  char hex[32];
-  std::snprintf(hex, sizeof hex, "0x%016llx", static_cast<unsigned long long>(hash));
-  std::cout << name << ": " << t.typeString();
-  if (n > 0)
-    std::cout << " min=" << formatNumber(lo) << " max=" << formatNumber(hi)
-              << " mean=" << formatNumber(sum / static_cast<double>(n));
-  std::cout << " checksum=" << hex << "\n";
 }
 
 const ParamInfo *findParam(const std::vector<ParamInfo> &params, const std::string &name) {
@@ -616,40 +519,18 @@ int run(const RunOptions &opts) {
   }
 
   if (opts.check) {
-    // Floats may differ by reassociation (rfactor, reordered reductions) and by contracted
-    // multiply-adds (§9: on by default): relative 1e-4, plus 1e-5 of the output's largest
-    // magnitude for elements near zero that a long sum reaches by cancellation. The rest is
-    // exact.
+    // The one comparison of outputs with their reference (runtime/Compare.h), as tdsl-tune's.
     double maxDiff = 0;
     for (const ParamInfo &param : *params) {
       if (!param.isOutput)
         continue;
-      const Tensor &got = std::get<Tensor>(args.at(param.name));
-      const Tensor &want = std::get<Tensor>(reference.at(param.name));
-      double scale = 1;
-      if (param.dtype.isFloat())
-        for (int64_t i = 0; i < want.numElements(); ++i)
-          if (std::isfinite(want.load(i).f))
-            scale = std::max(scale, std::fabs(want.load(i).f));
-      for (int64_t i = 0; i < got.numElements(); ++i) {
-        Scalar g = got.load(i), w = want.load(i);
-        bool same;
-        if (param.dtype.isFloat()) {
-          double d = std::fabs(g.f - w.f);
-          same = (std::isnan(g.f) && std::isnan(w.f)) || g.f == w.f ||
-                 d <= 1e-5 * scale + 1e-4 * std::fabs(w.f);
-          if (!std::isnan(d))
-            maxDiff = std::max(maxDiff, d);
-        } else {
-          same = g.i == w.i;
-        }
-        if (!same) {
-          std::cout << "check: MISMATCH in output '" << param.name << "' at element " << i << ": "
-                    << formatNumber(g.toDouble()) << " scheduled, " << formatNumber(w.toDouble())
-                    << " unscheduled\n";
-          return 1;
-        }
+      runtime::Comparison c = runtime::compareOutputs(std::get<Tensor>(args.at(param.name)),
+                                                      std::get<Tensor>(reference.at(param.name)));
+      if (!c.same()) {
+        std::cout << "check: MISMATCH in output '" << param.name << "' at " << c.mismatch << "\n";
+        return 1;
       }
+      maxDiff = std::max(maxDiff, c.maxAbsDiff);
     }
     std::cout << "check: OK: '" << opts.func << "' matches the unscheduled function (max abs diff "
               << formatNumber(maxDiff) << ")\n";

@@ -14,6 +14,7 @@
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "passes/schedule/Sample.h"
+#include "runtime/Compare.h"
 #include "runtime/Npy.h"
 #include "runtime/Tensor.h"
 #include "tools/driver/CommandLine.h"
@@ -485,24 +486,14 @@ bool Tuner::prepareReference(Task &task) {
   return true;
 }
 
-/// Whether two outputs agree up to float reassociation.
+/// Whether a candidate's output agrees with the unscheduled function's: the comparison of
+/// tdsl-run --check (runtime/Compare.h), so that a candidate accepted here passes --check.
 bool close(const runtime::Tensor &a, const runtime::Tensor &b, std::string &why) {
-  if (a.shape != b.shape || a.dtype != b.dtype) {
-    why = "output shape or type differs";
-    return false;
-  }
-  double scale = 0;
-  for (int64_t i = 0; i < a.numElements(); ++i)
-    scale = std::max(scale, std::fabs(b.load(i).toDouble()));
-  for (int64_t i = 0; i < a.numElements(); ++i) {
-    double x = a.load(i).toDouble(), y = b.load(i).toDouble();
-    if (std::isnan(x) != std::isnan(y) || std::fabs(x - y) > 1e-3 * std::max(1.0, scale)) {
-      why = "output differs from the unscheduled function at element " + std::to_string(i) + " (" +
-            std::to_string(x) + " vs " + std::to_string(y) + ")";
-      return false;
-    }
-  }
-  return true;
+  runtime::Comparison c = runtime::compareOutputs(a, b);
+  if (c.same())
+    return true;
+  why = c.index ? "output differs from the unscheduled function at " + c.mismatch : c.mismatch;
+  return false;
 }
 
 tuning::Record Tuner::measure(Task &task, const Candidate *c, int64_t serial) {

@@ -1,4 +1,5 @@
-//===- test/unit/interp/RuntimeTest.cpp - f16/bf16 conversions and .npy files -------------===//
+//===- test/unit/interp/RuntimeTest.cpp - f16/bf16, .npy files, output comparison --------===//
+#include "runtime/Compare.h"
 #include "runtime/Float16.h"
 #include "runtime/Npy.h"
 
@@ -104,3 +105,50 @@ TEST(Npy, RejectsBadFiles) {
 }
 
 } // namespace
+
+namespace {
+
+Tensor floats(std::vector<double> values) {
+  Tensor t(DType::f32(), {static_cast<int64_t>(values.size())});
+  for (size_t i = 0; i < values.size(); ++i)
+    t.store(static_cast<int64_t>(i), Scalar::ofFloat(DType::f32(), values[i]));
+  return t;
+}
+
+} // namespace
+
+// runtime/Compare.h: 1e-5 of the reference's largest magnitude (at least 1) plus 1e-4 of the
+// element's; NaN only against NaN; integers exactly; shapes and dtypes must agree.
+TEST(CompareOutputs, FloatTolerance) {
+  Tensor want = floats({100.0, 0.0, -2.0});
+  EXPECT_TRUE(compareOutputs(floats({100.005, 0.0009, -2.0}), want).same());
+  Comparison far = compareOutputs(floats({100.0, 0.0011 + 0.0002, -2.0}), want);
+  ASSERT_FALSE(far.same());
+  EXPECT_EQ(far.index, 1);
+  EXPECT_NE(far.mismatch.find("element 1:"), std::string::npos) << far.mismatch;
+  // Small outputs: at least 1e-5 absolute.
+  EXPECT_TRUE(compareOutputs(floats({1e-6}), floats({0.0})).same());
+  EXPECT_FALSE(compareOutputs(floats({3e-5}), floats({0.0})).same());
+}
+
+TEST(CompareOutputs, NaNsAndIntegers) {
+  double nan = std::nan("");
+  EXPECT_TRUE(compareOutputs(floats({nan, 1.0}), floats({nan, 1.0})).same());
+  EXPECT_FALSE(compareOutputs(floats({nan}), floats({1.0})).same());
+  EXPECT_FALSE(compareOutputs(floats({1.0}), floats({nan})).same());
+  Tensor a(DType::i32(), {2}), b(DType::i32(), {2});
+  a.store(0, Scalar::ofInt(DType::i32(), 5));
+  b.store(0, Scalar::ofInt(DType::i32(), 5));
+  a.store(1, Scalar::ofInt(DType::i32(), 7));
+  b.store(1, Scalar::ofInt(DType::i32(), 8));
+  Comparison c = compareOutputs(a, b);
+  ASSERT_FALSE(c.same());
+  EXPECT_EQ(c.index, 1);
+}
+
+TEST(CompareOutputs, ShapeAndType) {
+  EXPECT_NE(compareOutputs(floats({1.0, 2.0}), floats({1.0})).mismatch.find("shape or type"),
+            std::string::npos);
+  Tensor i(DType::i32(), {1});
+  EXPECT_FALSE(compareOutputs(i, floats({0.0})).same());
+}
