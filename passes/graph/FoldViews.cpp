@@ -72,12 +72,25 @@ std::optional<Func> foldGraph(const Module &module, const GraphFunc &g) {
     if (const auto *df = std::get_if<DataflowBlock>(&item))
       for (const Buffer &o : df->outputs)
         kept.insert(o.get());
-  // The first source of each reshape's value, and the values that are their source.
+  // Where each value is defined: its dataflow block (-1: outside any); a value local to a block
+  // (not among its outputs) is not visible from another one, so no binding there may read it.
+  std::vector<detail::PlacedBinding> placed = detail::bindingsInOrder(g);
+  std::map<const BufferNode *, int> definedIn;
+  for (const detail::PlacedBinding &p : placed)
+    for (const Buffer &d : detail::definesOf(p.binding))
+      definedIn[d.get()] = p.dataflow;
+  auto visible = [&](const Buffer &b, int block) {
+    auto it = definedIn.find(b.get());
+    return it == definedIn.end() || it->second == -1 || it->second == block || kept.count(b.get());
+  };
+  // The first source of each reshape's value (as far as it is visible there), and the values
+  // that are their source.
   std::map<const BufferNode *, Buffer> sourceOf, alias;
-  for (const detail::PlacedBinding &p : detail::bindingsInOrder(g))
+  for (const detail::PlacedBinding &p : placed)
     if (const auto *r = std::get_if<ReshapeBinding>(&p.binding)) {
       auto it = sourceOf.find(r->source.get());
-      Buffer first = it != sourceOf.end() ? it->second : r->source;
+      Buffer first =
+          it != sourceOf.end() && visible(it->second, p.dataflow) ? it->second : r->source;
       sourceOf[r->target.get()] = first;
       if (!kept.count(r->target.get()) && sameShape(r->target, first))
         alias[r->target.get()] = first;
@@ -98,19 +111,17 @@ std::optional<Func> foldGraph(const Module &module, const GraphFunc &g) {
     names.insert(name);
     return name;
   };
+  int block = -1; // the dataflow block of the binding being rewritten
   auto first = [&](const Buffer &b) {
     auto it = sourceOf.find(b.get());
-    return it == sourceOf.end() ? b : it->second;
+    return it == sourceOf.end() || !visible(it->second, block) ? b : it->second;
   };
   // The 2-D view with rows of a value of rank 3 or more (static), for an element-wise call that
   // reads it as one row ([1, n]: one parallel iteration): [N·C, H·W] of [N, C, H, W] (the
-  // dimensions before the last two as rows; all but the last when those are 1); one view per
-  // value, bound before the call that first needs it.
-  std::map<const BufferNode *, Buffer> rowViews;
+  // dimensions before the last two as rows; all but the last when those are 1), bound right
+  // before the call.
   std::vector<GraphBinding> pending;
   auto rowView = [&](const Buffer &p) -> std::optional<Buffer> {
-    if (auto it = rowViews.find(p.get()); it != rowViews.end())
-      return it->second;
     std::vector<int64_t> dims;
     for (const Expr &d : p.shape()) {
       std::optional<int64_t> v = asConstInt(d);
@@ -131,7 +142,7 @@ std::optional<Func> foldGraph(const Module &module, const GraphFunc &g) {
       return std::nullopt;
     Buffer view(fresh(p.name() + "_rows"), p.dtype(), {intImm(rows), intImm(n / rows)},
                 BufferRole::Alloc, MemScope::Global, {}, p->loc);
-    rowViews[p.get()] = view;
+    definedIn[view.get()] = block;
     sourceOf[view.get()] = p;
     pending.push_back(ReshapeBinding{view, p, p->loc});
     return view;
@@ -181,6 +192,7 @@ std::optional<Func> foldGraph(const Module &module, const GraphFunc &g) {
     Buffer t(fresh(target.name() + "_v"), target.dtype(), shape->shape(), BufferRole::Alloc,
              MemScope::Global, {}, call.loc);
     direct.targets = {t};
+    definedIn[t.get()] = block;
     sourceOf[target.get()] = t;
     std::vector<GraphBinding> out = std::move(pending);
     pending.clear();
@@ -188,7 +200,9 @@ std::optional<Func> foldGraph(const Module &module, const GraphFunc &g) {
     out.push_back(ReshapeBinding{target, t, call.loc});
     return out;
   };
+  size_t position = 0; // rewriteBindings visits the bindings in bindingsInOrder's order
   Func rewritten = detail::rewriteBindings(g, [&](const GraphBinding &b) {
+    block = placed[position++].dataflow;
     if (const auto *call = std::get_if<CallBinding>(&b)) {
       // Calls read views' first sources (alias or not) before the rewrites below.
       CallBinding renamed = *call;
@@ -199,10 +213,7 @@ std::optional<Func> foldGraph(const Module &module, const GraphFunc &g) {
         changed = true;
         return *out;
       }
-      // Views made for a call that then did not apply are not bound.
-      for (const GraphBinding &v : pending)
-        rowViews.erase(std::get<ReshapeBinding>(v).source.get());
-      pending.clear();
+      pending.clear(); // views made for a call that then did not apply are not bound
       return std::vector<GraphBinding>{b};
     }
     const auto *r = std::get_if<ReshapeBinding>(&b);
