@@ -191,39 +191,34 @@ bool profile(const ProfileOptions &options, const llvmgen::JitFunction &func,
     return true;
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
   int64_t origin = calls.empty() ? 0 : calls.front().begin;
-  auto us = [&](int64_t ns) { return static_cast<double>(ns - origin) * 1e-3; };
-  for (size_t i = 0; i < calls.size(); ++i) {
-    const Call &c = calls[i];
+  // One complete event ("ph": "X"), in microseconds from the first call.
+  auto event = [&](const std::string &name, const char *category, int64_t begin, int64_t end,
+                   nlohmann::ordered_json args) {
     nlohmann::ordered_json e;
-    e["name"] = options.func;
-    e["cat"] = graph ? "graph" : "func";
+    e["name"] = name;
+    e["cat"] = category;
     e["ph"] = "X";
-    e["ts"] = us(c.begin);
-    e["dur"] = static_cast<double>(c.end - c.begin) * 1e-3;
+    e["ts"] = static_cast<double>(begin - origin) * 1e-3;
+    e["dur"] = static_cast<double>(end - begin) * 1e-3;
     e["pid"] = 1;
     e["tid"] = 1;
-    e["args"] = {{"call", i}};
-    events.push_back(e);
+    e["args"] = std::move(args);
+    events.push_back(std::move(e));
+  };
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const Call &c = calls[i];
+    event(options.func, graph ? "graph" : "func", c.begin, c.end, {{"call", i}});
     for (const runtime::ProfileEvent &p : c.events) {
       auto it = index.find(p.region);
       if (it == index.end())
         continue;
       const Region &r = regions[it->second];
-      nlohmann::ordered_json x;
-      x["name"] = r.label;
-      x["cat"] = graph ? "call" : "loop nest";
-      x["ph"] = "X";
-      x["ts"] = us(p.begin);
-      x["dur"] = static_cast<double>(p.end - p.begin) * 1e-3;
-      x["pid"] = 1;
-      x["tid"] = 1;
       nlohmann::ordered_json a = {{"call", i}, {"region", r.id}};
       if (!r.output.empty())
         a["output"] = r.output;
       if (r.flops > 0)
         a["flop"] = r.flops;
-      x["args"] = a;
-      events.push_back(x);
+      event(r.label, graph ? "call" : "loop nest", p.begin, p.end, std::move(a));
     }
   }
   nlohmann::ordered_json trace;
