@@ -45,6 +45,11 @@
 // convolutions, whose tile runs over channels; as products they took twice as long). The bias and
 // activation after it then reach the product through graph.fold-views and fuse into it.
 //
+// A call `y = call nn.swap_axes(x)` on x of static shape [1, M, N, 1] (the importer's
+// Transpose of a matrix, such as attention's keys) is the transpose of the [M, N] view:
+// `y_2d = call nn.transpose2d(reshape(x, [M, N]))`, y its [1, N, M, 1] view; transpose2d's
+// 8 x 8 tiles run 5.8x faster than swap_axes' one element at a time (128 x 256 on the Xeon).
+//
 // A call of nn.avg_pool2d<K, S, P> or nn.avg_pool2d_ext<KH, KW, …> whose window is the whole
 // static H x W plane of its input, without padding (a global average pool written as a pool,
 // as older ResNets and ONNX AveragePool 7 x 7 do), becomes `y = call nn.global_avg_pool2d(x)`:
@@ -234,6 +239,34 @@ pointwiseAsProduct(const CallBinding &call, const std::set<const BufferNode *> &
                                    ReshapeBinding{y, y2, loc}};
 }
 
+/// The bindings that compute `call` (nn.swap_axes) as nn.transpose2d of a matrix view (see the
+/// file comment), if x has the static shape [1, M, N, 1].
+std::optional<std::vector<GraphBinding>>
+matrixTranspose(const CallBinding &call,
+                const std::function<std::string(const std::string &)> &fresh) {
+  if (call.args.size() != 1 || call.targets.size() != 1 || !call.constArgs.empty())
+    return std::nullopt;
+  const auto *x = std::get_if<Buffer>(&call.args[0]);
+  if (!x || x->dtype() != DType::f32())
+    return std::nullopt;
+  std::vector<int64_t> xs = staticShape(*x);
+  if (xs.size() != 4 || xs[0] != 1 || xs[3] != 1)
+    return std::nullopt;
+  const Buffer &y = call.targets[0];
+  SourceLoc loc = call.loc;
+  Buffer x2(fresh(x->name() + "_2d"), DType::f32(), {intImm(xs[1]), intImm(xs[2])},
+            BufferRole::Alloc, MemScope::Global, {}, loc);
+  Buffer y2(fresh(y.name() + "_2d"), DType::f32(), {intImm(xs[2]), intImm(xs[1])},
+            BufferRole::Alloc, MemScope::Global, {}, loc);
+  CallBinding transpose;
+  transpose.targets = {y2};
+  transpose.callee = "nn.transpose2d";
+  transpose.args = {x2};
+  transpose.loc = loc;
+  return std::vector<GraphBinding>{ReshapeBinding{x2, *x, loc}, transpose,
+                                   ReshapeBinding{y, y2, loc}};
+}
+
 } // namespace
 
 int64_t convolutionChannelBlock(int64_t simdLanes) { return simdLanes >= 16 ? 32 : 8; }
@@ -254,7 +287,9 @@ void packConvolutionWeights(Module &module, int64_t channelBlock, int64_t matmul
   bool linear = module.lookup("nn.linear").as<PrimFunc>() != nullptr;
   bool globalPool = module.lookup("nn.global_avg_pool2d").as<PrimFunc>() != nullptr;
   bool product = module.lookup(conv).as<PrimFunc>() && module.lookup("nn.matmul").as<PrimFunc>();
-  if (!packs && !depthwise && !linear && !globalPool && !product)
+  bool transposes = module.lookup("nn.swap_axes").as<PrimFunc>() &&
+                    module.lookup("nn.transpose2d").as<PrimFunc>();
+  if (!packs && !depthwise && !linear && !globalPool && !product && !transposes)
     return;
   for (const Func &f : std::vector<Func>(module.functions())) {
     const auto *g = f.as<GraphFunc>();
@@ -319,6 +354,11 @@ void packConvolutionWeights(Module &module, int64_t channelBlock, int64_t matmul
         if (std::optional<CallBinding> routed = routedLinearCall(module, *call)) {
           changed = true;
           return std::vector<GraphBinding>{*routed};
+        }
+      if (transposes && call && call->callee == "nn.swap_axes")
+        if (std::optional<std::vector<GraphBinding>> t = matrixTranspose(*call, fresh)) {
+          changed = true;
+          return *t;
         }
       if (product && call && call->callee == conv)
         if (std::optional<std::vector<GraphBinding>> asProduct =
