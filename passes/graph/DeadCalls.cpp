@@ -29,12 +29,8 @@ bool isPure(const Module &m, const GraphBinding &b) {
 /// binding after it, returned, or exported from its dataflow block.
 std::optional<Func> sweep(const Module &m, const GraphFunc &g) {
   std::set<const BufferNode *> used;
-  for (const Buffer &r : g.results)
-    used.insert(r.get());
-  for (const GraphItem &item : g.body)
-    if (const auto *df = std::get_if<DataflowBlock>(&item))
-      for (const Buffer &o : df->outputs)
-        used.insert(o.get());
+  for (const Buffer &b : detail::exportedValues(g))
+    used.insert(b.get());
   std::vector<detail::PlacedBinding> all = detail::bindingsInOrder(g);
   std::set<size_t> dead;
   for (size_t i = all.size(); i-- > 0;) {

@@ -66,12 +66,8 @@ bool elementwise2d(const Func &f) {
 
 std::optional<Func> foldGraph(const Module &module, const GraphFunc &g) {
   std::set<const BufferNode *> kept; // results and dataflow outputs
-  for (const Buffer &r : g.results)
-    kept.insert(r.get());
-  for (const GraphItem &item : g.body)
-    if (const auto *df = std::get_if<DataflowBlock>(&item))
-      for (const Buffer &o : df->outputs)
-        kept.insert(o.get());
+  for (const Buffer &b : detail::exportedValues(g))
+    kept.insert(b.get());
   // Where each value is defined: its dataflow block (-1: outside any); a value local to a block
   // (not among its outputs) is not visible from another one, so no binding there may read it.
   std::vector<detail::PlacedBinding> placed = detail::bindingsInOrder(g);

@@ -205,12 +205,8 @@ std::optional<std::pair<Func, Fusion>> fuseOnce(const Module &m, const GraphFunc
     for (const Buffer &d : detail::definesOf(all[i].binding))
       definedAt[d.get()] = i;
   }
-  for (const Buffer &r : g.results)
-    ++uses[r.get()];
-  for (const GraphItem &item : g.body)
-    if (const auto *df = std::get_if<DataflowBlock>(&item))
-      for (const Buffer &o : df->outputs)
-        ++uses[o.get()];
+  for (const Buffer &b : detail::exportedValues(g))
+    ++uses[b.get()];
 
   for (size_t j = 0; j < all.size(); ++j) {
     const auto *call = std::get_if<CallBinding>(&all[j].binding);

@@ -194,6 +194,14 @@ Expr byteSize(const Buffer &b) {
   return n.defined() ? simplify(intImm(constant) * n) : intImm(constant);
 }
 
+std::vector<Buffer> exportedValues(const GraphFunc &g) {
+  std::vector<Buffer> out(g.results.begin(), g.results.end());
+  for (const GraphItem &item : g.body)
+    if (const auto *df = std::get_if<DataflowBlock>(&item))
+      out.insert(out.end(), df->outputs.begin(), df->outputs.end());
+  return out;
+}
+
 int64_t constantFactor(const Buffer &b) {
   int64_t constant = b.dtype().storageBytes();
   for (const Expr &d : b.shape())

@@ -27,6 +27,10 @@ std::vector<PlacedBinding> bindingsInOrder(const ir::GraphFunc &g);
 std::vector<ir::Buffer> readsOf(const ir::GraphBinding &b);
 std::vector<ir::Buffer> definesOf(const ir::GraphBinding &b);
 
+/// The values `g` hands on: its results and every dataflow block's outputs, each once per
+/// mention (a value returned and output twice appears three times).
+std::vector<ir::Buffer> exportedValues(const ir::GraphFunc &g);
+
 /// `g` with a new body (plan dropped unless given).
 ir::Func withBody(const ir::GraphFunc &g, std::vector<ir::GraphItem> body);
 

@@ -39,16 +39,15 @@
 // nn.matmul's register tile runs along the image's columns (2·simd_lanes of them) over K rows
 // of channels, its panel of X copied contiguous per column block; conv2d_packed's runs over 7
 // or 14 columns x 32 channels behind a padded, transposed copy of the whole input, which a
-// 1 x 1 window does not need (MobileNetV2's pointwise layers at 56 x 56: 35-53 GFLOP/s against
-// 55-100 as a product on one core of the Xeon, docs/benchmarks.md). Only where the columns
-// fill the product's tiles to seven eighths or more (H·W = 49 pads to 64: those stay packed
-// convolutions, whose tile runs over channels; as products they took twice as long). The bias and
-// activation after it then reach the product through graph.fold-views and fuse into it.
+// 1 x 1 window does not need. Only where the columns fill the product's tiles to seven
+// eighths or more (H·W = 49 pads to 64: those stay packed convolutions, whose tile runs over
+// channels and which ran faster there in MobileNetV2's profile). The bias and activation after
+// it then reach the product through graph.fold-views and fuse into it.
 //
 // A call `y = call nn.swap_axes(x)` on x of static shape [1, M, N, 1] (the importer's
 // Transpose of a matrix, such as attention's keys) is the transpose of the [M, N] view:
-// `y_2d = call nn.transpose2d(reshape(x, [M, N]))`, y its [1, N, M, 1] view; transpose2d's
-// 8 x 8 tiles run 5.8x faster than swap_axes' one element at a time (128 x 256 on the Xeon).
+// `y_2d = call nn.transpose2d(reshape(x, [M, N]))`, y its [1, N, M, 1] view: transpose2d
+// works in 8 x 8 tiles, swap_axes' schedule one element at a time with no inner vector.
 //
 // A call of nn.avg_pool2d<K, S, P> or nn.avg_pool2d_ext<KH, KW, …> whose window is the whole
 // static H x W plane of its input, without padding (a global average pool written as a pool,
