@@ -76,7 +76,7 @@ std::string describeTokenType(const antlr4::dfa::Vocabulary &vocab, ssize_t type
   return vocab.getDisplayName(type);
 }
 
-bool isKeyword(size_t type) { return type >= P::IMPORT && type <= P::INF; }
+bool isKeywordToken(size_t type) { return type >= P::IMPORT && type <= P::INF; }
 
 /// What a rule is called in "expected ';' after …".
 const char *ruleNoun(antlr4::ParserRuleContext *ctx) {
@@ -138,7 +138,7 @@ public:
       return getMissingSymbol(p);
     }
     // `let in = 1;`: the keyword is the name the user meant.
-    if (expected.contains(static_cast<size_t>(P::ID)) && isKeyword(t->getType()) &&
+    if (expected.contains(static_cast<size_t>(P::ID)) && isKeywordToken(t->getType()) &&
         followsMissingToken(p, next))
       return substitute(p, t, expected);
     // `let = 1;`: a missing name, not an extra `=`.
@@ -250,7 +250,7 @@ private:
       return "number '" + t->getText() + "'";
     if (t->getType() == P::STRING)
       return "string literal";
-    if (isKeyword(t->getType()))
+    if (isKeywordToken(t->getType()))
       return "keyword '" + t->getText() + "'";
     return "'" + t->getText() + "'";
   }
@@ -341,7 +341,7 @@ private:
       emit(atEof ? at : missing ? afterPrev : at, "expected expression" + found);
       return;
     }
-    if (wants(P::ID) && isKeyword(t->getType())) {
+    if (wants(P::ID) && isKeywordToken(t->getType())) {
       emit(at, "expected identifier; '" + t->getText() + "' is a reserved keyword");
       return;
     }
@@ -1306,6 +1306,15 @@ std::unique_ptr<ast::Module> parseModule(const SourceManager &sm, uint32_t fileI
   auto module = builder.build(tree);
   module->path = sm.path(fileId);
   return module;
+}
+
+bool isKeyword(std::string_view word) {
+  // The generated lexer decides: a keyword is one token of a keyword type.
+  antlr4::ANTLRInputStream input{std::string(word)};
+  TDSLLexer lexer(&input);
+  lexer.removeErrorListeners();
+  std::unique_ptr<antlr4::Token> first = lexer.nextToken();
+  return isKeywordToken(first->getType()) && first->getText().size() == word.size();
 }
 
 } // namespace tdsl

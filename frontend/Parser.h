@@ -8,6 +8,7 @@
 #include "frontend/AST.h"
 
 #include <memory>
+#include <string_view>
 
 namespace tdsl {
 
@@ -20,5 +21,9 @@ class DiagnosticEngine;
 /// kinds, scopes), which `diags.hasErrors()` tells.
 std::unique_ptr<ast::Module> parseModule(const SourceManager &sm, uint32_t fileId,
                                          DiagnosticEngine &diags);
+
+/// Whether `word` is one of the grammar's keywords (§2), which no identifier may spell. The
+/// answer comes from the generated lexer's vocabulary, so it cannot fall behind the grammar.
+bool isKeyword(std::string_view word);
 
 } // namespace tdsl

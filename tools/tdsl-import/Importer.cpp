@@ -9,6 +9,8 @@
 
 #include "tools/tdsl-import/Importer.h"
 
+#include "frontend/Parser.h"
+
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
@@ -41,16 +43,15 @@ namespace {
 // Names (§12): [A-Za-z0-9_] only, no leading digit or keyword, clashes numbered
 //===--------------------------------------------------------------------------------------===//
 
-const std::set<std::string> &reservedWords() {
-  static const std::set<std::string> words = {
-      // keywords (§2) and the const items' (§8)
-      "import", "func", "graph", "extern", "pure", "schedule", "for", "in", "block", "spatial",
-      "reduce", "init", "alloc", "scope", "if", "else", "let", "dataflow", "output", "return",
-      "call", "where", "true", "false", "inf", "const", "load",
-      // loop kinds, dtype names, the stdlib's module name and the view statement
-      "serial", "parallel", "vectorized", "unrolled", "thread", "bool", "i8", "i16", "i32", "i64",
-      "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64", "nn", "reshape"};
-  return words;
+/// Names an imported identifier may not spell: the grammar's keywords (§2, from the frontend's
+/// lexer) and the names the generated module gives a meaning of its own — loop kinds, dtype
+/// names, the standard library's module name and the view statement.
+bool isReserved(const std::string &s) {
+  static const std::set<std::string> names = {
+      "serial", "parallel", "vectorized", "unrolled", "thread", "bool",   "i8",
+      "i16",    "i32",      "i64",        "u8",       "u16",    "u32",    "u64",
+      "f16",    "bf16",     "f32",        "f64",      "nn",     "reshape"};
+  return tdsl::isKeyword(s) || names.count(s);
 }
 
 bool isIdentifier(const std::string &s) {
@@ -59,7 +60,7 @@ bool isIdentifier(const std::string &s) {
   for (char c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
       return false;
-  return !reservedWords().count(s);
+  return !isReserved(s);
 }
 
 class Names {
@@ -68,7 +69,7 @@ public:
     std::string s;
     for (char c : name)
       s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') && (c & 0x80) == 0 ? c : '_';
-    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) || reservedWords().count(s))
+    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) || isReserved(s))
       s = "v_" + s;
     return s;
   }
@@ -2632,10 +2633,28 @@ int runImporter(const ImportOptions &opts, std::ostream &err) {
     err << opts.model << ": error: " << msg << "\n";
     return 1;
   };
+  std::error_code ec;
+  if (fs::is_directory(opts.model, ec))
+    return error("cannot open the file: it is a directory");
+  // The output's folder must exist, as for tdslc's -o: nothing is created in its place.
+  fs::path out(opts.output);
+  fs::path outDir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  if (!fs::is_directory(outDir, ec))
+    return error("cannot write '" + out.string() + "': the folder '" + outDir.string() +
+                 "' does not exist");
+  if (fs::is_directory(out, ec))
+    return error("cannot write '" + out.string() + "': it is a directory");
   std::ifstream file(opts.model, std::ios::binary);
   if (!file)
     return error("cannot open the file: " + std::string(std::strerror(errno)));
-  std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::string bytes;
+  try {
+    bytes.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+  } catch (const std::exception &) {
+    return error("cannot read the file");
+  }
+  if (file.bad())
+    return error("cannot read the file");
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes))
     return error("not an ONNX model (the protobuf message does not parse)");
@@ -2651,7 +2670,6 @@ int runImporter(const ImportOptions &opts, std::ostream &err) {
   } catch (const std::exception &e) {
     return error(std::string("ONNX shape inference failed: ") + e.what());
   }
-  fs::path out(opts.output);
   fs::path weights = fs::path(out).replace_extension(".weights");
   Importer importer(model, opts, weights.filename().string());
   try {
@@ -2660,7 +2678,6 @@ int runImporter(const ImportOptions &opts, std::ostream &err) {
     return error(e.what());
   }
   // Everything translated: write the weights, then the module.
-  std::error_code ec;
   if (!importer.npy.empty()) {
     fs::create_directories(weights, ec);
     if (ec)

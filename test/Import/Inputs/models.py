@@ -245,10 +245,12 @@ def names():
         helper.make_node("Add", ["func", "a.b"], ["a_b"], name="add"),
         helper.make_node("Identity", ["a_b"], ["id"], name="identity"),
         helper.make_node("Dropout", ["id"], ["drop"], name="dropout"),
-        helper.make_node("Mul", ["drop", "drop"], ["graph"], name="square"),
+        helper.make_node("Mul", ["drop", "drop"], ["sq"], name="square"),
+        helper.make_node("Add", ["sq", "intrinsic"], ["graph"], name="shift"),
     ]
     inits = [rand("1", (4, 4), 1), rand("a.b", (4,), 2)]
-    return model(nodes, [vi("in:put", [2, 4])], [vi("graph", [2, 4]), vi("a_b", [2, 4])], inits)
+    return model(nodes, [vi("in:put", [2, 4]), vi("intrinsic", [2, 4])],
+                 [vi("graph", [2, 4]), vi("a_b", [2, 4])], inits)
 
 
 @register
