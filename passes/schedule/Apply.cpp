@@ -237,10 +237,22 @@ Primitive onBlock(void (*fn)(ScheduleState &, const std::string &)) {
     c.bind({});
   };
 }
-Primitive onBlockAtLoop(void (*fn)(ScheduleState &, const std::string &, const Var &)) {
+/// compute_at and reverse_compute_at: (block, loop[, "preserve_unit_loops"]).
+Primitive onBlockAtLoop(void (*fn)(ScheduleState &, const std::string &, const Var &, bool)) {
   return [fn](CallContext &c, ScheduleState &s) {
-    c.arity(2);
-    fn(s, c.block(c.arg(0)), c.loop(c.arg(1)));
+    size_t n = c.call().args.size();
+    if (n != 2 && n != 3)
+      throw ArgError{c.call().loc, "'" + c.call().primitive + "' takes 2 or 3 arguments, got " +
+                                       std::to_string(n)};
+    bool preserve = false;
+    if (n == 3) {
+      std::string flag = c.string(c.arg(2));
+      if (flag != "preserve_unit_loops")
+        throw ArgError{c.arg(2).loc, "unknown flag \"" + flag + "\" of '" + c.call().primitive +
+                                         "'; expected \"preserve_unit_loops\""};
+      preserve = true;
+    }
+    fn(s, c.block(c.arg(0)), c.loop(c.arg(1)), preserve);
     c.bind({});
   };
 }

@@ -22,16 +22,17 @@ using namespace ir;
 ///   for i in 0..128 { for j0 in 0..32 {
 ///     for ax0 in 0..4 { block B(vi = i, vj = j0 * 4 + ax0) { B[vi, vj] = A[vi, vj] * 2.0; } }
 ///     for j1 in 0..4 { block C(vi = i, vj = j0 * 4 + j1) { C[vi, vj] = B[vi, vj] + 1.0; } } } }
-/// An axis whose region has one element gets no loop; a `where` keeps each axis in its domain
-/// when the region can overshoot it. Reduce axes keep their whole domain (the reduction moves
-/// with the block, init included).
+/// An axis whose region has one element gets no loop (unless "preserve_unit_loops"); a `where`
+/// keeps each axis in its domain when the region can overshoot it. Reduce axes keep their whole
+/// domain (the reduction moves with the block, init included).
 ///
 /// Preconditions: the block is complete (spatial axes, does not read what it writes) or a
 /// reduction block with an init; it is the only writer of its buffers, none of which is an
 /// output; every block that reads them is under `loop` (at least one is), after the block in
 /// program order; no block it moves past writes what it reads or writes; its `where`, if any,
 /// bounds its axes only.
-void computeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
+void computeAt(ScheduleState &s, const std::string &name, const Var &loopVar,
+               bool preserveUnitLoops) {
   const Func before = s.func();
   // Step 1: check.
   MovedBlock m = checkMovedBlock(s, "compute_at", name, loopVar);
@@ -87,7 +88,7 @@ void computeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
       block, accessesOf(block), regionInOneIteration(s, loop, consumers, written, false), true);
 
   // Step 3: rebuild the block under new loops, before the first consumer in the loop's body.
-  Stmt nest = makeLoopNest(block, domains, extra, loopsAroundAndAt(s, loop));
+  Stmt nest = makeLoopNest(block, domains, extra, loopsAroundAndAt(s, loop), preserveUnitLoops);
   std::vector<Stmt> items = bodyItems(loop);
   size_t position = 0;
   while (position < items.size()) {

@@ -57,12 +57,17 @@ void unroll(ScheduleState &s, const ir::Var &loop);
 /// bind(loop, "threadIdx.x"): cuda target only; spatial only; one loop per tag in a nest.
 void bind(ScheduleState &s, const ir::Var &loop, const std::string &tag);
 
-/// compute_at(block, loop): moves the producer `block` under `loop` of its consumer, computing
-/// only the region the consumers under `loop` need there.
-void computeAt(ScheduleState &s, const std::string &block, const ir::Var &loop);
-/// reverse_compute_at(block, loop): moves the consumer `block` under `loop` of its producer,
-/// computing the region the producer under `loop` has just produced.
-void reverseComputeAt(ScheduleState &s, const std::string &block, const ir::Var &loop);
+/// compute_at(block, loop[, "preserve_unit_loops"]): moves the producer `block` under `loop` of
+/// its consumer, computing only the region the consumers under `loop` need there. An axis whose
+/// region has one element gets no loop unless `preserveUnitLoops` (TVM's flag of that name):
+/// then every axis gets one, so that the loops a script binds afterwards do not depend on the
+/// shapes.
+void computeAt(ScheduleState &s, const std::string &block, const ir::Var &loop,
+               bool preserveUnitLoops = false);
+/// reverse_compute_at(block, loop[, "preserve_unit_loops"]): moves the consumer `block` under
+/// `loop` of its producer, computing the region the producer under `loop` has just produced.
+void reverseComputeAt(ScheduleState &s, const std::string &block, const ir::Var &loop,
+                      bool preserveUnitLoops = false);
 /// compute_inline(block): inlines a producer without reduce axes into its consumers; its
 /// buffer (an alloc) disappears.
 void computeInline(ScheduleState &s, const std::string &block);

@@ -361,7 +361,7 @@ std::vector<Expr> predicateInAxes(const ScheduleState &s, const Block *block,
 // ---------------------------------------------------------------------------------------------
 
 Stmt makeLoopNest(const Block *block, const std::vector<Interval> &domains,
-                  const std::vector<Expr> &extra, const Domain &outer) {
+                  const std::vector<Expr> &extra, const Domain &outer, bool preserveUnitLoops) {
   TDSL_IR_CHECK(domains.size() == block->iterVars.size(), "one domain per iter var");
   std::vector<IterVar> ivs = block->iterVars;
   std::vector<std::pair<Var, Expr>> loops, bindings;
@@ -370,7 +370,7 @@ Stmt makeLoopNest(const Block *block, const std::vector<Interval> &domains,
     TDSL_IR_CHECK(domains[k].bounded(), "the domain of a moved block is bounded");
     Expr extent = domains[k].extent();
     Expr value;
-    if (isConstInt(extent, 1)) {
+    if (isConstInt(extent, 1) && !preserveUnitLoops) {
       value = canonical(domains[k].min);
     } else {
       Var ax = freshVar("ax" + std::to_string(loops.size()), block->loc);

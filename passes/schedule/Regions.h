@@ -103,11 +103,13 @@ std::vector<ir::Expr> predicateInAxes(const ScheduleState &s, const ir::Block *b
 // ---------------------------------------------------------------------------------------------
 
 /// `block` under fresh loops `ax0, ax1, …` over `domains` (one per iter var, in order; a
-/// domain of extent 1 gets no loop), each iter var bound to `min + axK`. The `where` condition
+/// domain of extent 1 gets no loop unless `preserveUnitLoops`), each iter var bound to
+/// `min + axK`. The `where` condition
 /// is `extra` and, where `outer` (the loops around the new place) cannot prove it, that each
 /// iter var stays in [0, extent).
 ir::Stmt makeLoopNest(const ir::Block *block, const std::vector<Interval> &domains,
-                      const std::vector<ir::Expr> &extra, const Domain &outer);
+                      const std::vector<ir::Expr> &extra, const Domain &outer,
+                      bool preserveUnitLoops);
 
 /// What compute_at and reverse_compute_at know of the block they move once the checks they
 /// share pass: the block and the loop exist, the loop is outside the block, and the block is

@@ -195,7 +195,8 @@ std::optional<bool> coveredByEnumeration(const Block *block, const std::vector<I
 ///     for k in 0..128 { for j_1 in 0..4 { block Y(…) { … } } }
 ///     for ax0 in 0..4 { block C(vi = i, vj = j_0 * 4 + ax0) { C[vi, vj] = max(Y[vi, vj], 0.0); } }
 ///     } }
-/// An axis whose region has one element gets no loop; a `where` keeps each axis in its domain
+/// An axis whose region has one element gets no loop (unless "preserve_unit_loops"); a `where`
+/// keeps each axis in its domain
 /// when the region can overshoot it.
 ///
 /// Preconditions: the block is complete (spatial axes only, does not read what it writes) and
@@ -203,7 +204,8 @@ std::optional<bool> coveredByEnumeration(const Block *block, const std::vector<I
 /// least one is), before it in program order, finishes its reduction inside one iteration of
 /// `loop` and has no `where` on its axes other than their bounds; in one iteration the block reads
 /// only elements produced in that iteration; no block it moves past touches what it writes.
-void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loopVar) {
+void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loopVar,
+                      bool preserveUnitLoops) {
   const Func before = s.func();
   // Step 1: check. A reduction block moves whole: init and every reduction step of its
   // spatial points.
@@ -336,7 +338,7 @@ void reverseComputeAt(ScheduleState &s, const std::string &name, const Var &loop
   }
 
   // Step 3: rebuild the block under new loops, at the end of the loop's body.
-  Stmt nest = makeLoopNest(block, domains, extra, outer);
+  Stmt nest = makeLoopNest(block, domains, extra, outer, preserveUnitLoops);
   removeAndInsert(s, subtreeOf(s, block), loop, bodyItems(loop).size(), nest);
   requireNoRacingCopies(s, before, name);
 }
