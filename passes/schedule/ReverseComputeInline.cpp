@@ -8,9 +8,12 @@
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "passes/Simplify.h"
+#include "passes/schedule/Dependence.h"
 #include "passes/schedule/Regions.h"
 
 #include <algorithm>
+#include <map>
+#include <unordered_map>
 
 namespace tdsl::schedule {
 
@@ -187,8 +190,13 @@ void reverseComputeInline(ScheduleState &s, const std::string &name) {
       throw notDigits(d);
     digits.push_back(dim);
   }
+  // An axis of extent 1 that does not index the read is 0 in every instance (TVM's
+  // `D[0, vj, vk, vl] = C[vj, vk, vl]`); any other must be a digit of the index.
+  std::vector<size_t> unitAxes;
   for (size_t k = 0; k < block->iterVars.size(); ++k)
-    if (!seen[k])
+    if (!seen[k] && isConstInt(block->iterVars[k].extent, 1))
+      unitAxes.push_back(k);
+    else if (!seen[k])
       throw ScheduleError("axis " + quoted(block->iterVars[k].var.name()) + " of block " + b +
                               " does not index its read of " + bufName,
                           block->loc, blockNote);
@@ -204,41 +212,63 @@ void reverseComputeInline(ScheduleState &s, const std::string &name) {
     throw ScheduleError("producer " + p + " reads " + bufName +
                             ", which it writes, so it is not a complete block",
                         producer->loc, producerNote);
+  // The producer writes each element once: its store indices are distinct axes, or any
+  // quasi-affine indices from which every axis can be told (`C[vi / 16, vi % 16, vj]`, what an
+  // earlier reverse_compute_inline of a reshape leaves; TVM's affine chain).
   std::optional<std::vector<size_t>> producerAxes = distinctAxes(producer, pstore->indices);
-  if (!producerAxes)
-    throw ScheduleError("the indices of the store to " + bufName + " in block " + p +
-                            " are not distinct axes",
-                        producer->loc, producerNote);
-  // Each axis of the block is a digit of the producer axis that writes that dimension. Where
-  // the producer writes more than the block reads (it was over-computed), a `where` keeps the
-  // producer to what the block reads (TVM does the same).
+  if (!producerAxes) {
+    std::map<const VarNode *, LoopRange> axes;
+    for (const IterVar &iv : producer->iterVars)
+      axes[iv.var.get()] = LoopRange{int64_t(0), asConstInt(iv.extent)};
+    for (const IterVar &iv : producer->iterVars)
+      if (!valuesDetermine(pstore->indices, iv.var, axes))
+        throw ScheduleError("the indices of the store to " + bufName + " in block " + p +
+                                " do not tell its axis " + quoted(iv.var.name()) +
+                                " apart: it may write an element more than once",
+                            producer->loc, producerNote);
+  }
+  // Each axis of the block is a digit of the index that the producer stores dimension d at.
+  // Where the producer writes more than the block reads (it was over-computed), a `where`
+  // keeps the producer to what the block reads (TVM does the same).
   std::vector<std::pair<Var, Expr>> map;
   Expr predicate = producer->predicate;
+  std::unordered_map<Var, Expr> bindings; // a `where` sees loop variables: the axes' bindings
+  for (const IterVar &iv : producer->iterVars)
+    if (iv.binding.defined())
+      bindings[iv.var] = iv.binding;
   for (size_t d = 0; d < digits.size(); ++d) {
-    const IterVar &q = producer->iterVars[(*producerAxes)[d]];
     const Digit &top = digits[d].back();
     const IterVar &topAxis = block->iterVars[top.axis];
     Expr covered = simplify(intImm(top.coeff) * topAxis.extent);
-    std::optional<int64_t> diff = constDiff(covered, q.extent);
+    Expr stored = pstore->indices[d];
+    // How many elements of dimension d the producer writes: its axis's extent, or the buffer's
+    // where the index is not one axis.
+    Expr written = producerAxes ? producer->iterVars[(*producerAxes)[d]].extent : buf.shape()[d];
+    std::string writer = producerAxes
+                             ? "axis " + quoted(producer->iterVars[(*producerAxes)[d]].var.name()) +
+                                   " of producer " + p + ", which writes it, has extent "
+                             : "producer " + p + " writes it at " + toString(stored) + ", of ";
+    std::optional<int64_t> diff = constDiff(covered, written);
     if (!diff || *diff > 0)
       throw ScheduleError("block " + b + " reads " + toString(covered) + " elements of dimension " +
-                              std::to_string(d) + " of " + bufName + " but axis " +
-                              quoted(q.var.name()) + " of producer " + p + ", which writes it, " +
-                              "has extent " + toString(q.extent),
+                              std::to_string(d) + " of " + bufName + " but " + writer +
+                              (producerAxes ? "" : "extent ") + toString(written),
                           producer->loc, producerNote);
-    if (*diff < 0) { // a `where` sees loop variables: the axis's binding
-      Expr bound = lt(q.binding.defined() ? q.binding : VarRef::make(q.var), covered);
+    if (*diff < 0) {
+      Expr bound = lt(substitute(stored, bindings), covered);
       predicate = isConstInt(predicate, 1) ? bound : logicalAnd(predicate, bound);
     }
     for (const Digit &g : digits[d]) {
-      Expr value = VarRef::make(q.var);
+      Expr value = stored;
       if (g.coeff != 1)
         value = Div::make(value, intImm(g.coeff));
       if (&g != &top)
         value = Mod::make(value, intImm(g.extent));
-      map.emplace_back(block->iterVars[g.axis].var, value);
+      map.emplace_back(block->iterVars[g.axis].var, simplify(value));
     }
   }
+  for (size_t k : unitAxes)
+    map.emplace_back(block->iterVars[k].var, intImm(0));
   if (!predicateInAxes(s, block, "inlining would drop it").empty())
     throw ScheduleError(
         "block " + b +
