@@ -2,17 +2,24 @@
 //
 // graph.fuse: an element-wise callee consuming the single-use output of its producer
 // call in the same dataflow block is fused with it into one new PrimFunc (`fused_linear_relu`):
-// the producer's blocks, then the consumer's, the intermediate an internal buffer.
+// the producer's blocks, then the consumer's, the intermediate an internal buffer. The
+// consumer may read the output through a reshape that only merges dimensions (what the
+// importer writes between a convolution and its bias, `[1, K, H, W]` as `[1, K, H * W]`):
+// the intermediate then has the view's shape and the producer stores into it at the merged
+// indices (`[n, k, h * W + w]`), the same elements in the same order.
 
 #include "passes/graph/Graph.h"
 
 #include "ir/FreshVarCopier.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
+#include "ir/StructuralEqual.h"
 #include "ir/Utils.h"
 #include "passes/graph/GraphUtils.h"
 #include "passes/schedule/Primitives.h"
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -86,6 +93,97 @@ std::string writerBlock(const Stmt &body, const Buffer &buffer) {
   return name;
 }
 
+/// Whether `a` and `b` are provably equal.
+bool provablyEqual(const Expr &a, const Expr &b) {
+  return structuralEqual(simplify(a), simplify(b)) || isConstInt(simplify(a - b), 0);
+}
+
+/// How a reshape from `source` to `view` merges dimensions: view dimension g is the product of
+/// source dimensions [starts[g], starts[g + 1]) (an empty range for a dimension of 1 that
+/// merges nothing). nullopt unless every view dimension is such a product: the reshape then
+/// keeps the elements' row-major order and maps indices one to one.
+std::optional<std::vector<size_t>> mergedDims(const std::vector<Expr> &source,
+                                              const std::vector<Expr> &view) {
+  std::vector<size_t> starts;
+  size_t j = 0;
+  for (const Expr &v : view) {
+    starts.push_back(j);
+    Expr product = intImm(1);
+    if (provablyEqual(v, intImm(1))) { // a source dimension of 1 maps to it, else none
+      if (j < source.size() && isConstInt(simplify(source[j]), 1))
+        ++j;
+      continue;
+    }
+    while (!provablyEqual(product, v)) {
+      if (j == source.size())
+        return std::nullopt;
+      product = product * source[j++];
+    }
+  }
+  for (; j < source.size(); ++j) // trailing dimensions of 1 join the last group
+    if (!isConstInt(simplify(source[j]), 1) || view.empty())
+      return std::nullopt;
+  starts.push_back(source.size());
+  return starts;
+}
+
+/// Rewrites every access of `from` (shape `fromShape`) into `to`, a merged view of it (its
+/// dimensions grouped by `starts`, as mergedDims returns): index g of `to` is the row-major
+/// number of `from`'s indices in group g.
+class MergeIndices : public IRMutator {
+public:
+  MergeIndices(Buffer from, Buffer to, std::vector<size_t> starts)
+      : from_(std::move(from)), to_(std::move(to)), starts_(std::move(starts)) {}
+
+protected:
+  std::vector<Expr> merged(const std::vector<Expr> &indices) {
+    std::vector<Expr> out;
+    for (size_t g = 0; g + 1 < starts_.size(); ++g) {
+      Expr index = intImm(0);
+      size_t end = g + 2 == starts_.size() ? indices.size() : starts_[g + 1];
+      for (size_t d = starts_[g]; d < end; ++d)
+        index = index * from_.shape()[d] + indices[d];
+      out.push_back(simplify(index));
+    }
+    return out;
+  }
+  Expr visit(const BufferLoad *op) override {
+    Expr e = IRMutator::visit(op);
+    const auto *load = e.as<BufferLoad>();
+    if (!load || !load->buffer.sameAs(from_))
+      return e;
+    return BufferLoad::make(to_, merged(load->indices), load->loc);
+  }
+  Stmt visit(const BufferStore *op) override {
+    Stmt st = IRMutator::visit(op);
+    const auto *store = st.as<BufferStore>();
+    if (!store || !store->buffer.sameAs(from_))
+      return st;
+    return BufferStore::make(to_, store->value, merged(store->indices), store->loc);
+  }
+
+  Stmt visit(const Block *op) override {
+    Stmt st = IRMutator::visit(op);
+    const auto *b = st.as<Block>();
+    auto named = [&](const BufferRegion &r) { return r.buffer.sameAs(from_); };
+    if (!b || (std::none_of(b->reads.begin(), b->reads.end(), named) &&
+               std::none_of(b->writes.begin(), b->writes.end(), named)))
+      return st;
+    // The regions are summaries of the body; those of the reshaped buffer are dropped.
+    std::vector<BufferRegion> reads, writes;
+    std::copy_if(b->reads.begin(), b->reads.end(), std::back_inserter(reads),
+                 [&](const BufferRegion &r) { return !named(r); });
+    std::copy_if(b->writes.begin(), b->writes.end(), std::back_inserter(writes),
+                 [&](const BufferRegion &r) { return !named(r); });
+    return Block::make(b->name, b->iterVars, b->predicate, b->init, b->body, reads, writes,
+                       b->allocBuffers, b->loc);
+  }
+
+private:
+  Buffer from_, to_;
+  std::vector<size_t> starts_;
+};
+
 std::string shortName(const std::string &name, const std::map<std::string, DerivedFunc> &fused) {
   if (fused.count(name) && name.rfind("fused_", 0) == 0)
     return name.substr(6);
@@ -100,12 +198,24 @@ struct Fusion {
 
 /// Fuses `producer` (one output) and `consumer`, whose input `k` is the producer's output.
 /// nullopt when the signatures do not allow it.
+/// `merge`: the consumer reads the output through a reshape that merges its dimensions (as
+/// mergedDims returns); the intermediate then has the reshape's shape, and the producer's
+/// shape variables whose values at the call (`shapeArgs`) are constants take them, so that
+/// the merged indices have constant radices (`h * 56 + w`), which the schedule's dependence
+/// tests see through as they do the producer's own indices.
 std::optional<Fusion> fusePair(const Module &m, const PrimFunc &producer, const PrimFunc &consumer,
-                               size_t k, const std::map<std::string, DerivedFunc> &derived) {
+                               size_t k, const std::map<std::string, DerivedFunc> &derived,
+                               const std::optional<std::vector<size_t>> &merge,
+                               const std::vector<Expr> &shapeArgs) {
   Copier pc;
   std::vector<Var> shapeVars;
-  for (const Var &v : producer.shapeVars)
-    shapeVars.push_back(pc.renew(v));
+  for (size_t i = 0; i < producer.shapeVars.size(); ++i) {
+    const Var &v = producer.shapeVars[i];
+    if (merge && i < shapeArgs.size() && asConstInt(shapeArgs[i]))
+      pc.vars[v.get()] = shapeArgs[i];
+    else
+      shapeVars.push_back(pc.renew(v));
+  }
   std::vector<FuncParam> inputs;
   for (const FuncParam &p : producer.inputs)
     inputs.push_back(p.isTensor() ? FuncParam::tensor(pc.mutateBuffer(p.buffer))
@@ -114,14 +224,29 @@ std::optional<Fusion> fusePair(const Module &m, const PrimFunc &producer, const 
   std::vector<Expr> outShape;
   for (const Expr &d : out.shape())
     outShape.push_back(pc.mutate(d));
-  Buffer intermediate(out.name(), out.dtype(), outShape, BufferRole::Alloc, MemScope::Global, {},
-                      out->loc);
-  pc.buffers[out.get()] = intermediate;
+  Buffer asWritten(out.name(), out.dtype(), outShape, BufferRole::Alloc, MemScope::Global, {},
+                   out->loc);
+  Buffer intermediate = asWritten;
+  if (merge) {
+    std::vector<Expr> viewShape;
+    for (size_t g = 0; g + 1 < merge->size(); ++g) {
+      Expr extent = intImm(1);
+      size_t end = g + 2 == merge->size() ? outShape.size() : (*merge)[g + 1];
+      for (size_t d = (*merge)[g]; d < end; ++d)
+        extent = extent * outShape[d];
+      viewShape.push_back(simplify(extent));
+    }
+    intermediate = Buffer(out.name(), out.dtype(), viewShape, BufferRole::Alloc, MemScope::Global,
+                          {}, out->loc);
+  }
+  pc.buffers[out.get()] = asWritten;
   std::vector<Buffer> allocs;
   for (const Buffer &a : producer.allocBuffers)
     allocs.push_back(pc.mutateBuffer(a));
   allocs.push_back(intermediate);
   Stmt producerBody = pc.mutate(producer.body);
+  if (merge)
+    producerBody = MergeIndices(asWritten, intermediate, *merge).mutate(producerBody);
 
   // The consumer's shape variables: from the intermediate where it has them as a whole
   // dimension, otherwise new shape variables of the fused function (which must then appear as
@@ -220,6 +345,20 @@ std::optional<std::pair<Func, Fusion>> fuseOnce(const Module &m, const GraphFunc
       if (!value || uses[value->get()] != 1 || !definedAt.count(value->get()))
         continue;
       size_t i = definedAt[value->get()];
+      // Through a reshape that merges dimensions of the producer's output, used only there.
+      std::optional<size_t> view;
+      std::optional<std::vector<size_t>> merge;
+      if (const auto *rb = std::get_if<ReshapeBinding>(&all[i].binding)) {
+        const Buffer &source = rb->source;
+        if (all[i].dataflow != all[j].dataflow || uses[source.get()] != 1 ||
+            !definedAt.count(source.get()))
+          continue;
+        merge = mergedDims(source.shape(), rb->target.shape());
+        if (!merge)
+          continue;
+        view = i;
+        i = definedAt[source.get()];
+      }
       const auto *pcall = std::get_if<CallBinding>(&all[i].binding);
       if (!pcall || all[i].dataflow != all[j].dataflow || pcall->targets.size() != 1)
         continue;
@@ -232,7 +371,9 @@ std::optional<std::pair<Func, Fusion>> fuseOnce(const Module &m, const GraphFunc
       // intermediate.
       if (readsInitialContents(m.lookup(pcall->callee), producer->outputs[0]))
         continue;
-      std::optional<Fusion> fusion = fusePair(m, *producer, *consumer, k, derived);
+      std::optional<Fusion> fusion = fusePair(
+          m, *producer, *consumer, k, derived, merge,
+          merge ? detail::calleeShapeArgs(m.lookup(pcall->callee), *pcall) : std::vector<Expr>{});
       if (!fusion)
         continue;
       CallBinding fused = *call;
@@ -247,7 +388,7 @@ std::optional<std::pair<Func, Fusion>> fuseOnce(const Module &m, const GraphFunc
       Func out =
           detail::rewriteBindings(g, [&](const GraphBinding &b) -> std::vector<GraphBinding> {
             size_t at = index++;
-            if (at == i)
+            if (at == i || (view && at == *view))
               return {};
             if (at == j)
               return {fused};

@@ -45,6 +45,124 @@ std::optional<std::vector<size_t>> distinctAxes(const Block *block,
   return out;
 }
 
+/// `[i, j]`.
+std::string indexList(const std::vector<Expr> &indices) {
+  std::string out = "[";
+  for (size_t d = 0; d < indices.size(); ++d)
+    out += (d ? ", " : "") + toString(indices[d]);
+  return out + "]";
+}
+
+/// Whether `a` and `b` are provably equal: the same affine form, or equal after simplification.
+bool provablyEqual(const Expr &a, const Expr &b) {
+  if (std::optional<Affine> d = affine(a - b)) {
+    bool zero = d->constant == 0;
+    for (const auto &[v, c] : d->terms)
+      zero &= c == 0;
+    if (zero)
+      return true;
+  }
+  return isConstInt(simplify(a - b), 0);
+}
+
+/// Whether `a` and `b` differ only by terms in axes of `block` of extent 1 (always 0).
+bool sameUpToUnitAxes(const Block *block, const Expr &a, const Expr &b) {
+  std::optional<Affine> d = affine(a - b);
+  if (!d || d->constant != 0)
+    return false;
+  for (const auto &[v, c] : d->terms) {
+    std::optional<size_t> k = plainAxis(block, VarRef::make(v));
+    if (c != 0 && (!k || !isConstInt(simplify(block->iterVars[*k].extent), 1)))
+      return false;
+  }
+  return true;
+}
+
+/// Whether the store `indices` of `producer` (under `guard`, undefined when none) write every
+/// element of `buf` exactly once. Two sufficient tests:
+/// - each index is a mixed-radix number of distinct axes (`kb * 32 + kv`, kv of extent 32;
+///   `h * 56 + w`), together using every axis of extent above 1: the instances write a box
+///   one to one; each dimension of the box is at least the buffer's, and `guard` is a
+///   conjunction of bounds `index < extent` of the buffer's dimensions (up to axes of extent
+///   1), so the box is cut to the buffer (the guarded write-back of a blocked kernel);
+/// - without `guard`: the indices tell every axis apart (quasi-affine, one to one:
+///   `C[vi / 16, vi % 16, vj]`) and there are as many instances as elements.
+bool writesEveryElementOnce(const Block *producer, const std::vector<Expr> &indices,
+                            const Expr &guard, const Buffer &buf) {
+  std::vector<bool> used(producer->iterVars.size(), false);
+  bool box = true;
+  std::vector<Expr> spans;
+  for (size_t d = 0; box && d < indices.size(); ++d) {
+    std::optional<Affine> form = affine(indices[d]);
+    if (!form || form->constant != 0) {
+      box = false;
+      break;
+    }
+    std::vector<std::pair<int64_t, int64_t>> digits; // (coefficient, extent)
+    for (const auto &[v, c] : form->terms) {
+      std::optional<size_t> k = plainAxis(producer, VarRef::make(v));
+      std::optional<int64_t> e =
+          k ? asConstInt(simplify(producer->iterVars[*k].extent)) : std::nullopt;
+      if (!k || c <= 0 || used[*k] || !e) {
+        box = false;
+        break;
+      }
+      used[*k] = true;
+      if (*e != 1) // an axis of extent 1 adds 0 whatever its coefficient
+        digits.emplace_back(c, *e);
+    }
+    std::sort(digits.begin(), digits.end());
+    int64_t radix = 1;
+    for (size_t i = 0; box && i < digits.size(); ++i)
+      box = digits[i].first == radix && !__builtin_mul_overflow(radix, digits[i].second, &radix);
+    if (box)
+      spans.push_back(intImm(radix));
+  }
+  for (size_t k = 0; box && k < used.size(); ++k)
+    box = used[k] || isConstInt(simplify(producer->iterVars[k].extent), 1);
+  if (box) {
+    for (size_t d = 0; d < spans.size(); ++d) {
+      std::optional<int64_t> span = asConstInt(spans[d]),
+                             extent = asConstInt(simplify(buf.shape()[d]));
+      if (!span || !extent || *span < *extent)
+        return false;
+    }
+    if (!guard.defined())
+      return true;
+    for (const Expr &c : conjuncts(guard)) {
+      const auto *bound = c.as<LT>();
+      bool isBound = false;
+      for (size_t d = 0; bound && !isBound && d < indices.size(); ++d)
+        isBound = sameUpToUnitAxes(producer, bound->a, indices[d]) &&
+                  provablyEqual(bound->b, buf.shape()[d]);
+      if (!isBound)
+        return false;
+    }
+    return true;
+  }
+  if (guard.defined())
+    return false;
+  std::map<const VarNode *, LoopRange> axes;
+  int64_t instances = 1, elements = 1;
+  for (const IterVar &iv : producer->iterVars) {
+    std::optional<int64_t> e = asConstInt(simplify(iv.extent));
+    if (!e || __builtin_mul_overflow(instances, *e, &instances))
+      return false;
+    axes[iv.var.get()] = LoopRange{int64_t(0), e};
+  }
+  for (const Expr &d : buf.shape()) {
+    std::optional<int64_t> e = asConstInt(simplify(d));
+    if (!e || __builtin_mul_overflow(elements, *e, &elements))
+      return false;
+  }
+  if (instances != elements)
+    return false;
+  for (const IterVar &iv : producer->iterVars)
+    if (!valuesDetermine(indices, iv.var, axes))
+      return false;
+  return true;
+}
+
 std::vector<BufferRegion> without(const std::vector<BufferRegion> &regions, const Buffer &b) {
   std::vector<BufferRegion> out;
   for (const BufferRegion &r : regions)
@@ -71,8 +189,9 @@ std::vector<BufferRegion> without(const std::vector<BufferRegion> &regions, cons
 /// extent 4: a reshape, the axes becoming digits `v / 4`, `v % 4` of the producer's axis),
 /// covering every axis of the block, reading at most the extent of the producer axis that
 /// indexes that dimension (less: the producer gets a `where`); the producer is complete (no reduce
-/// axis, no init) and its body is one store to B indexed by distinct axes; the block's `where`, if
-/// any, bounds its axes only; no block between the producer and the block touches what the block
+/// axis, no init), its body is one store to B (or one under `if`), and it writes every element
+/// of B once: indexed by distinct axes, or as writesEveryElementOnce proves; the block's `where`,
+/// if any, bounds its axes only; no block between the producer and the block touches what the block
 /// reads or writes.
 void reverseComputeInline(ScheduleState &s, const std::string &name) {
   requireNoNestedBlocks(s, "reverse_compute_inline");
@@ -204,7 +323,15 @@ void reverseComputeInline(ScheduleState &s, const std::string &name) {
     throw ScheduleError("producer " + p + " is a reduction block (axis " + quoted(iv->var.name()) +
                             "); reverse_compute_inline needs a complete producer",
                         producer->loc, producerNote);
+  // The producer's body is one store, or one store under `if` (a blocked kernel's write-back
+  // of the elements inside the buffer: `if kb * 8 + kv < K { y[n, kb * 8 + kv, h, w] = … }`).
   const BufferStore *pstore = singleStore(producer);
+  Expr guard;
+  if (const auto *branch = producer->body.as<IfThenElse>();
+      !pstore && branch && !branch->elseCase.defined()) {
+    pstore = branch->thenCase.as<BufferStore>();
+    guard = branch->condition;
+  }
   if (producer->init.defined() || !pstore || !(pstore->buffer == buf))
     throw ScheduleError("the body of producer " + p + " is not a single store to " + bufName,
                         producer->loc, producerNote);
@@ -215,18 +342,17 @@ void reverseComputeInline(ScheduleState &s, const std::string &name) {
   // The producer writes each element once: its store indices are distinct axes, or any
   // quasi-affine indices from which every axis can be told (`C[vi / 16, vi % 16, vj]`, what an
   // earlier reverse_compute_inline of a reshape leaves; TVM's affine chain).
-  std::optional<std::vector<size_t>> producerAxes = distinctAxes(producer, pstore->indices);
-  if (!producerAxes) {
-    std::map<const VarNode *, LoopRange> axes;
-    for (const IterVar &iv : producer->iterVars)
-      axes[iv.var.get()] = LoopRange{int64_t(0), asConstInt(iv.extent)};
-    for (const IterVar &iv : producer->iterVars)
-      if (!valuesDetermine(pstore->indices, iv.var, axes))
-        throw ScheduleError("the indices of the store to " + bufName + " in block " + p +
-                                " do not tell its axis " + quoted(iv.var.name()) +
-                                " apart: it may write an element more than once",
-                            producer->loc, producerNote);
-  }
+  std::optional<std::vector<size_t>> producerAxes =
+      guard.defined() ? std::nullopt : distinctAxes(producer, pstore->indices);
+  // (the tests count the instances of the axes' domains: a `where` of the producer may only
+  // bound its axes)
+  if (!producerAxes &&
+      (!predicateInAxes(s, producer, "inlining could not tell what it writes").empty() ||
+       !writesEveryElementOnce(producer, pstore->indices, guard, buf)))
+    throw ScheduleError("producer " + p + " does not provably write every element of " + bufName +
+                            " exactly once (its store at " + indexList(pstore->indices) +
+                            (guard.defined() ? " under `if " + toString(guard) + "`" : "") + ")",
+                        producer->loc, producerNote);
   // Each axis of the block is a digit of the index that the producer stores dimension d at.
   // Where the producer writes more than the block reads (it was over-computed), a `where`
   // keeps the producer to what the block reads (TVM does the same).
@@ -299,6 +425,8 @@ void reverseComputeInline(ScheduleState &s, const std::string &name) {
   for (const Expr &index : store->indices)
     indices.push_back(substitute(index, map));
   Stmt newStore = BufferStore::make(out, value, indices, store->loc);
+  if (guard.defined())
+    newStore = IfThenElse::make(guard, newStore, Stmt(), producer->body->loc);
   Stmt newProducer =
       Block::make(producer->name, producer->iterVars, predicate, producer->init, newStore,
                   without(producer->reads, buf), without(producer->writes, buf),
