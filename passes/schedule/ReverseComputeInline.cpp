@@ -121,21 +121,23 @@ bool writesEveryElementOnce(const Block *producer, const std::vector<Expr> &indi
   for (size_t k = 0; box && k < used.size(); ++k)
     box = used[k] || isConstInt(simplify(producer->iterVars[k].extent), 1);
   if (box) {
-    for (size_t d = 0; d < spans.size(); ++d) {
-      std::optional<int64_t> span = asConstInt(spans[d]),
-                             extent = asConstInt(simplify(buf.shape()[d]));
-      if (!span || !extent || *span < *extent)
-        return false;
-    }
-    if (!guard.defined())
-      return true;
-    for (const Expr &c : conjuncts(guard)) {
+    // Every conjunct of the guard bounds a dimension; a dimension whose span passes the
+    // buffer's extent must have one.
+    std::vector<bool> bounded(indices.size(), false);
+    for (const Expr &c : guard.defined() ? conjuncts(guard) : std::vector<Expr>{}) {
       const auto *bound = c.as<LT>();
       bool isBound = false;
       for (size_t d = 0; bound && !isBound && d < indices.size(); ++d)
-        isBound = sameUpToUnitAxes(producer, bound->a, indices[d]) &&
-                  provablyEqual(bound->b, buf.shape()[d]);
+        if (sameUpToUnitAxes(producer, bound->a, indices[d]) &&
+            provablyEqual(bound->b, buf.shape()[d]))
+          isBound = bounded[d] = true;
       if (!isBound)
+        return false;
+    }
+    for (size_t d = 0; d < spans.size(); ++d) {
+      std::optional<int64_t> span = asConstInt(spans[d]),
+                             extent = asConstInt(simplify(buf.shape()[d]));
+      if (!span || !extent || *span < *extent || (*span > *extent && !bounded[d]))
         return false;
     }
     return true;
