@@ -10,6 +10,7 @@
 #include "tools/tdsl-import/Importer.h"
 
 #include "frontend/Parser.h"
+#include "runtime/Npy.h"
 
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
@@ -276,34 +277,18 @@ std::string floatLiteral(double v) {
 // .npy files
 //===--------------------------------------------------------------------------------------===//
 
-std::string npyBytes(const Const &k) {
-  bool f = k.isFloat();
-  std::string shape = "(";
-  for (size_t d = 0; d < k.dims.size(); ++d)
-    shape += std::to_string(k.dims[d]) + (k.dims.size() == 1      ? ","
-                                          : d + 1 < k.dims.size() ? ", "
-                                                                  : "");
-  shape += ")";
-  std::string header = std::string("{'descr': '") + (f ? "<f4" : "<i8") +
-                       "', 'fortran_order': False, 'shape': " + shape + ", }";
-  size_t total = 10 + header.size() + 1;
-  header += std::string((64 - total % 64) % 64, ' ') + "\n";
-  std::string out = "\x93NUMPY";
-  out += '\x01';
-  out += '\x00';
-  uint16_t len = static_cast<uint16_t>(header.size());
-  out += static_cast<char>(len & 0xff);
-  out += static_cast<char>(len >> 8);
-  out += header;
-  if (f) {
-    out.append(reinterpret_cast<const char *>(k.f.data()), k.f.size() * sizeof(float));
+/// The tensor a constant's `.npy` file holds: f32 or i64 (runtime/Npy.h writes it).
+runtime::Tensor npyTensor(const Const &k) {
+  runtime::Tensor t(k.isFloat() ? ir::DType::f32() : ir::DType::i64(), k.dims);
+  if (k.isFloat()) {
+    std::memcpy(t.bytes.data(), k.f.data(), k.f.size() * sizeof(float));
   } else {
-    for (const Dim &d : k.i) {
-      int64_t v = d.c;
-      out.append(reinterpret_cast<const char *>(&v), sizeof v);
+    for (size_t e = 0; e < k.i.size(); ++e) {
+      int64_t v = k.i[e].c;
+      std::memcpy(t.bytes.data() + e * sizeof v, &v, sizeof v);
     }
   }
-  return out;
+  return t;
 }
 
 //===--------------------------------------------------------------------------------------===//
@@ -355,8 +340,8 @@ public:
 
   void run();
 
-  std::string text;                                     // OUT.tdsl
-  std::vector<std::pair<std::string, std::string>> npy; // file name, bytes
+  std::string text;                                         // OUT.tdsl
+  std::vector<std::pair<std::string, runtime::Tensor>> npy; // file name, contents
 
 private:
   using Handler = void (Importer::*)();
@@ -870,7 +855,7 @@ std::string Importer::tensor(const ValuePtr &v) {
   Const stored = k;
   if (!stored.isFloat())
     stored.elem = onnx::TensorProto::INT64;
-  npy.emplace_back(v->name + ".npy", npyBytes(stored));
+  npy.emplace_back(v->name + ".npy", npyTensor(stored));
   constDecls.push_back("const " + v->name + ": " + v->dtype + str(v->shape) + " = load(\"" +
                        weightsDir + "/" + v->name + ".npy\");");
   return v->name;
@@ -2683,11 +2668,10 @@ int runImporter(const ImportOptions &opts, std::ostream &err) {
     if (ec)
       return error("cannot create '" + weights.string() + "': " + ec.message());
   }
-  for (const auto &[name, data] : importer.npy) {
-    std::ofstream f(weights / name, std::ios::binary);
-    f.write(data.data(), static_cast<std::streamsize>(data.size()));
-    if (!f)
-      return error("cannot write '" + (weights / name).string() + "'");
+  for (const auto &[name, tensor] : importer.npy) {
+    std::string why;
+    if (!runtime::writeNpy((weights / name).string(), tensor, why))
+      return error("cannot write '" + (weights / name).string() + "': " + why);
   }
   std::ofstream f(out);
   f << importer.text;
