@@ -1,7 +1,7 @@
 //===- ir/Gpu.h - What the IR says about GPU code: thread tags and the barrier ----------------===//
 //
 // Loops bound to "blockIdx.x|y|z" or "threadIdx.x|y|z" (ForKind::ThreadBinding), and the barrier
-// statement lower.cuda_syncs inserts: an Evaluate of syncThreadsVar(), printed `__syncthreads;`,
+// statement lower.cuda-syncs inserts: an Evaluate of syncThreadsVar(), printed `__syncthreads;`,
 // which the CUDA backend emits as `__syncthreads();`.
 //
 //===------------------------------------------------------------------------------------------===//

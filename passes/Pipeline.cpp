@@ -208,7 +208,7 @@ using R = Pipeline::Run;
 const std::vector<Step> &scheduleSteps() {
   static const std::vector<Step> steps = {
       {"sema", &R::sema, always, Step::Module},
-      {nullptr, &R::instantiateFuncs, always, Step::Own},
+      {"instantiate", &R::instantiateFuncs, always, Step::Module},
       {"graph.fold-constants", &R::foldConstants, withGraphPasses, Step::Module},
       {"graph.pack-weights", &R::packWeights, withGraphPassesForCpu, Step::Module},
       {"graph.fold-calls", &R::foldCalls, withGraphPasses, Step::Module},

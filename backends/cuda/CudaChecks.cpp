@@ -196,7 +196,7 @@ bool checkScheduled(const Func &func, DiagnosticEngine &diags) {
 
 bool checkCompacted(const Func &blocks, const Func &compacted, DiagnosticEngine &diags) {
   // Shared and local buffers must have been compacted to one block's or thread's tile: one
-  // that lower.cuda_compact left as it was is not.
+  // that lower.cuda-compact left as it was is not.
   struct Allocs : IRVisitor {
     std::vector<Buffer> found;
     void visit(const Allocate *op) override {

@@ -39,7 +39,7 @@ struct CudaOptions {
 /// loops, no block outside every threadIdx loop.
 bool checkScheduled(const ir::Func &func, DiagnosticEngine &diags);
 
-/// After lower.cuda_compact (`blocks` is its input, `compacted` its result): every shared and
+/// After lower.cuda-compact (`blocks` is its input, `compacted` its result): every shared and
 /// local buffer was compacted to one block's or thread's tile.
 bool checkCompacted(const ir::Func &blocks, const ir::Func &compacted, DiagnosticEngine &diags);
 

@@ -1,6 +1,6 @@
 //===- passes/lower/GpuAnalysis.h - Index analysis shared by the GPU lowering steps -------===//
 //
-// What lower.cuda_compact and lower.cuda_syncs share beyond ir/Arith.h and ir/Utils.h: thread
+// What lower.cuda-compact and lower.cuda-syncs share beyond ir/Arith.h and ir/Utils.h: thread
 // variables identified by their tag.
 //
 //===--------------------------------------------------------------------------------------===//

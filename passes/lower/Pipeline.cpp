@@ -64,9 +64,9 @@ const std::vector<Step> &cudaSteps() {
     return [pass](const Func &f, const LowerOptions &) { return pass(f); };
   };
   static const std::vector<Step> kCudaSteps = {
-      {"lower.blocks", plain(lowerBlocks)},     {"lower.cuda_compact", plain(compactGpuBuffers)},
+      {"lower.blocks", plain(lowerBlocks)},     {"lower.cuda-compact", plain(compactGpuBuffers)},
       {"lower.flatten", plain(flattenBuffers)}, {"lower.simplify", plain(simplifyFunc)},
-      {"lower.cuda_syncs", plain(insertSyncs)},
+      {"lower.cuda-syncs", plain(insertSyncs)},
   };
   return kCudaSteps;
 }

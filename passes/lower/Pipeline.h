@@ -26,10 +26,10 @@
 // keeps the basic CPU steps, no CPU vectorization, placement or partitioning):
 //
 //   lower.blocks
-//   lower.cuda_compact  compactGpuBuffers  shared/local buffers shrunk to one block's/thread's tile
+//   lower.cuda-compact  compactGpuBuffers  shared/local buffers shrunk to one block's/thread's tile
 //   lower.flatten
 //   lower.simplify
-//   lower.cuda_syncs    insertSyncs        __syncthreads() where threads hand over shared data
+//   lower.cuda-syncs    insertSyncs        __syncthreads() where threads hand over shared data
 //
 //===--------------------------------------------------------------------------------------===//
 #pragma once

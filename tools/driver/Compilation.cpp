@@ -77,7 +77,7 @@ PipelineOptions pipelineOptions(const DriverOptions &opts, std::ostream &err,
     };
     p.checks.afterStep = [&diags](const std::string &step, const ir::Func &before,
                                   const ir::Func &after) {
-      return step != "lower.cuda_compact" || cuda::checkCompacted(before, after, diags);
+      return step != "lower.cuda-compact" || cuda::checkCompacted(before, after, diags);
     };
     p.checks.afterLowering = [&diags](const ir::Func &f) { return cuda::checkLowered(f, diags); };
   }
