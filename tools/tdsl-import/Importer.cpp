@@ -822,7 +822,7 @@ void Importer::declareInputs(std::string &signature) {
     signature += (signature.empty() ? "" : ", ") + v->name + ": " + v->dtype + str(v->shape);
   }
   for (const onnx::ValueInfoProto &o : g.output())
-    if (!outputNames.count(o.name()) && !inits.count(o.name()) &&
+    if (!outputNames.count(o.name()) &&
         std::none_of(inputs.begin(), inputs.end(),
                      [&](const onnx::ValueInfoProto *i) { return i->name() == o.name(); }))
       outputNames[o.name()] = {names.allocate(o.name()), false};
@@ -2497,12 +2497,13 @@ void Importer::run() {
     if (it == values.end())
       throw ImportError("output '" + o.name() + "' is not computed by the graph");
     ValuePtr v = it->second;
-    if (v->k && v->name.empty())
-      throw ImportError("output '" + o.name() +
-                        "' is a constant; a graph returns computed "
-                        "values");
+    // A constant output (a Constant node, an initializer): its `const`, returned through a
+    // view (the compiled graph copies it into the output).
+    bool constant = v->k && (v->name.empty() || initializerNames.count(v->onnxName));
+    if (constant)
+      tensor(v);
     std::string name = v->name;
-    if (v->onnxName != o.name() ||
+    if (constant || v->onnxName != o.name() ||
         std::find(results.begin(), results.end(), name) != results.end()) {
       auto r = outputNames.find(o.name());
       if (r != outputNames.end() && !r->second.second) {

@@ -254,6 +254,20 @@ def names():
 
 
 @register
+def const_output():
+    """Outputs that are constants: a Constant node's and an initializer's, beside a computed one."""
+    table = np.arange(6, dtype=np.float32).reshape(2, 3)
+    nodes = [
+        helper.make_node("Constant", [], ["table"], name="/table",
+                         value=numpy_helper.from_array(table, "table_value")),
+        helper.make_node("Relu", ["x"], ["y"], name="/relu"),
+    ]
+    inits = [rand("bias", (3,), 5)]
+    return model(nodes, [vi("x", [2, 3])], [vi("table", [2, 3]), vi("y", [2, 3]), vi("bias", [3])],
+                 inits)
+
+
+@register
 def old_opset():
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
     return model(nodes, [vi("x", [2, 3])], [vi("y", [2, 3])], [], opset=9)
