@@ -269,8 +269,45 @@ def const_output():
 
 @register
 def old_opset():
+    """Opset 6: older than ONNX's version converter takes (7)."""
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
-    return model(nodes, [vi("x", [2, 3])], [vi("y", [2, 3])], [], opset=9)
+    return model(nodes, [vi("x", [2, 3])], [vi("y", [2, 3])], [], opset=6)
+
+
+@register
+def convnet9():
+    """An opset 9 CNN (ONNX Model Zoo's era): Clip's bounds as attributes, MaxPool without
+    ceil_mode, BatchNormalization, Flatten, Gemm; imported through ONNX's version converter."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1],
+                         strides=[2, 2], kernel_shape=[3, 3]),
+        helper.make_node("BatchNormalization", ["c1", "bn_s", "bn_b", "bn_m", "bn_v"], ["bn"],
+                         name="bn1", epsilon=1e-3),
+        helper.make_node("Clip", ["bn"], ["r1"], name="relu6", min=0.0, max=6.0),
+        helper.make_node("MaxPool", ["r1"], ["p"], name="pool", kernel_shape=[2, 2],
+                         strides=[2, 2]),
+        helper.make_node("Flatten", ["p"], ["flat"], name="flatten"),
+        helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["y"], name="fc", transB=1),
+    ]
+    inits = [rand("w1", (8, 3, 3, 3), 1), rand("b1", (8,), 2),
+             rand("bn_s", (8,), 3, 0.5, 1.5), rand("bn_b", (8,), 4), rand("bn_m", (8,), 5),
+             rand("bn_v", (8,), 6, 0.5, 2.0), rand("fc_w", (5, 8 * 4 * 4), 8),
+             rand("fc_b", (5,), 9)]
+    return model(nodes, [vi("x", [1, 3, 16, 16])], [vi("y", [1, 5])], inits, opset=9)
+
+
+@register
+def mlp7():
+    """An opset 7 MLP: Gemm, Relu, Softmax (2-D coercion)."""
+    nodes = [
+        helper.make_node("Gemm", ["x", "w1", "b1"], ["h"], name="fc1", transB=1),
+        helper.make_node("Relu", ["h"], ["r"], name="relu"),
+        helper.make_node("Gemm", ["r", "w2", "b2"], ["z"], name="fc2", transB=1),
+        helper.make_node("Softmax", ["z"], ["y"], name="softmax", axis=1),
+    ]
+    inits = [rand("w1", (16, 12), 1), rand("b1", (16,), 2), rand("w2", (4, 16), 3),
+             rand("b2", (4,), 4)]
+    return model(nodes, [vi("x", [3, 12])], [vi("y", [3, 4])], inits, opset=7)
 
 
 @register

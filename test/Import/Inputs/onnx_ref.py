@@ -137,9 +137,9 @@ def run(model, feeds):
             y = np.clip(a.get("alpha", 0.2) * x[0] + a.get("beta", 0.5), 0, 1)
         elif op == "HardSwish":
             y = x[0] * np.clip(x[0] / 6 + 0.5, 0, 1)
-        elif op == "Clip":
-            lo = x[1] if len(x) > 1 and x[1] is not None else -np.inf
-            hi = x[2] if len(x) > 2 and x[2] is not None else np.inf
+        elif op == "Clip":  # bounds as inputs (opset 11 on) or attributes (before)
+            lo = x[1] if len(x) > 1 and x[1] is not None else a.get("min", -np.inf)
+            hi = x[2] if len(x) > 2 and x[2] is not None else a.get("max", np.inf)
             y = np.minimum(np.maximum(x[0], lo), hi)
         elif op in ("Add", "Sub", "Mul", "Div", "Pow"):
             fn = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide,
