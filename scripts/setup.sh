@@ -12,7 +12,7 @@ packages=(
   python3-numpy libdnnl-dev libopenblas-dev zlib1g-dev libzstd-dev libedit-dev
   libcurl4-openssl-dev libxml2-dev libffi-dev clang-format-19 clang-tidy-19
   dpkg-dev pkgconf graphviz python3-matplotlib nlohmann-json3-dev libxgboost-dev
-  libonnx-dev libprotobuf-dev python3-onnx python3-torch python3-torchvision
+  libonnx-dev libprotobuf-dev python3-onnx python3-torch python3-torchvision libonnx-testdata
 )
 # The editor grammar's test runs vscode-textmate under Node.js (editors/); any node >= 18
 # with npm will do (Debian's packages where none is installed).
