@@ -629,6 +629,7 @@ private:
   void opPad();
   void opReduce();
   void opCast();
+  void opArgReduce();
   void opExpand();
   std::string sliceAxis(const std::string &x, Shape &shape, size_t axis, int64_t start, int64_t end,
                         int64_t step, const std::string &base);
@@ -641,6 +642,7 @@ private:
 
   // --- folding
   void foldShape();
+  void foldSize();
   void foldConstant();
   void foldConstantOfShape();
   void foldRange();
@@ -877,17 +879,20 @@ bool Importer::foldNode() {
       "Cast",     "Add",    "Sub",    "Mul",   "Div",       "Reshape",         "Flatten",
       "Identity", "Range",  "Equal",  "Where", "Less",      "Greater",         "Neg",
       "Sqrt",     "Expand", "Floor",  "Ceil",  "Transpose", "ConstantOfShape", "Not",
-      "Dropout"};
+      "Dropout",  "Size"};
   if (!foldable.count(op))
     return false;
   if (op == "Constant") {
     foldConstant();
     return true;
   }
-  if (op == "Shape") {
+  if (op == "Shape" || op == "Size") {
     if (!hasInput(0))
       return false;
-    foldShape();
+    if (op == "Shape")
+      foldShape();
+    else
+      foldSize();
     return true;
   }
   for (size_t k = 0; k < numInputs(); ++k)
@@ -981,6 +986,14 @@ void Importer::foldShape() {
     c.i.push_back(s[k]);
   c.dims = {static_cast<int64_t>(c.i.size())};
   defineConst(0, c);
+}
+
+void Importer::foldSize() {
+  attrs({});
+  Const c;
+  c.elem = onnx::TensorProto::INT64;
+  c.i.push_back(product(shapeOf(in(0)), 0));
+  defineConst(0, c); // a 0-d tensor: the input's element count
 }
 
 void Importer::foldConstantOfShape() {
@@ -2319,7 +2332,10 @@ void Importer::opReduce() {
   }
   Dim outer = product(xs, 0, axes.front()), n = product(xs, axes.front(), axes.back() + 1),
       inner = product(xs, axes.back() + 1);
-  std::string kind = op == "ReduceMean" ? "mean" : op == "ReduceSum" ? "sum" : "max";
+  std::string kind = op == "ReduceMean"  ? "mean"
+                     : op == "ReduceSum" ? "sum"
+                     : op == "ReduceMin" ? "min"
+                                         : "max";
   std::string base = node->output(0);
   if (inner == Dim::of(1)) {
     Shape x2 = {outer, n};
@@ -2328,6 +2344,26 @@ void Importer::opReduce() {
   }
   Shape x3 = {outer, n, inner};
   defineCall(0, call("nn." + kind + "_mid", {view(xn, xs, x3, base + "_x3")}), {outer, inner}, out);
+}
+
+void Importer::opArgReduce() {
+  Attrs at = attrs({"axis", "keepdims", "select_last_index"});
+  ValuePtr x = in(0);
+  std::string xn = floatTensor(x, "the data");
+  Shape xs = x->shape;
+  int64_t r = static_cast<int64_t>(xs.size());
+  int64_t axis = normAxis(at.i("axis", 0), r);
+  Shape out;
+  for (int64_t k = 0; k < r; ++k)
+    if (k != axis)
+      out.push_back(xs[k]);
+    else if (at.i("keepdims", 1))
+      out.push_back(Dim::of(1));
+  Dim outer = product(xs, 0, axis), inner = product(xs, axis + 1);
+  Shape x3 = {outer, xs[axis], inner};
+  int64_t max = node->op_type() == "ArgMax", last = at.i("select_last_index", 0) != 0;
+  defineCall(0, call("nn.arg_reduce_mid", {view(xn, xs, x3, node->output(0) + "_x3")}, {max, last}),
+             {outer, inner}, out, "i64");
 }
 
 void Importer::opCast() {
@@ -2438,6 +2474,9 @@ void Importer::translateNode() {
       {"ReduceMean", &Importer::opReduce},
       {"ReduceSum", &Importer::opReduce},
       {"ReduceMax", &Importer::opReduce},
+      {"ReduceMin", &Importer::opReduce},
+      {"ArgMax", &Importer::opArgReduce},
+      {"ArgMin", &Importer::opArgReduce},
       {"Cast", &Importer::opCast},
       {"Expand", &Importer::opExpand},
   };

@@ -47,7 +47,7 @@ def shapes2(func, make):
 
 
 for name in ("relu", "gelu", "sigmoid", "tanh", "erf", "exp", "neg", "abs", "hard_swish",
-             "softmax", "log_softmax", "sum", "mean", "max"):
+             "softmax", "log_softmax", "sum", "mean", "max", "min"):
     shapes2(name, lambda b, n: {"x": f32(b, n)})
 for name in ("log", "sqrt", "reciprocal"):
     shapes2(name, lambda b, n: {"x": pos(b, n)})
@@ -125,8 +125,12 @@ for shape in ((1, 1, 1), (1, 1, 37), (2, 3, 1)):
     case("channel_bias_add", tag, {"x": f32(*shape), "b": f32(c)})
     case("batch_norm", tag, {"x": f32(*shape), "scale": f32(c), "bias": f32(c),
                              "mean": f32(c), "var": pos(c), "eps": 1e-5})
-    for name in ("sum_mid", "mean_mid", "max_mid"):
+    for name in ("sum_mid", "mean_mid", "max_mid", "min_mid"):
         case(name, tag, {"x": f32(*shape)})
+    for mx in (0, 1):
+        for last in (0, 1):
+            case("arg_reduce_mid", "%s_%d%d" % (tag, mx, last), {"x": f32(*shape)}, MAX=mx,
+                 LAST=last)
 
 # Shape operators.
 for tag, x, like in (("ones", (1, 1, 1, 1), (1, 1, 1, 1)), ("c", (1, 3, 1, 1), (2, 3, 4, 5)),
