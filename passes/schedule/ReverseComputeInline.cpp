@@ -382,6 +382,15 @@ void reverseComputeInline(ScheduleState &s, const std::string &name) {
                               std::to_string(d) + " of " + bufName + " but " + writer +
                               (producerAxes ? "" : "extent ") + toString(written),
                           producer->loc, producerNote);
+    // A `where` can narrow only an axis: the checker proves the consumer's store in bounds
+    // from the axes' domains and such a `where`, not from one on a compound index (the printed
+    // IR would not compile again).
+    if (*diff < 0 && !producerAxes)
+      throw ScheduleError("block " + b + " reads " + toString(covered) + " elements of dimension " +
+                              std::to_string(d) + " of " + bufName + " but producer " + p +
+                              " writes " + toString(written) + " at " + toString(stored) +
+                              ", not one axis that a `where` could narrow",
+                          producer->loc, producerNote);
     if (*diff < 0) {
       Expr bound = lt(substitute(stored, bindings), covered);
       predicate = isConstInt(predicate, 1) ? bound : logicalAnd(predicate, bound);
