@@ -630,6 +630,7 @@ private:
   void opReduce();
   void opCast();
   void opArgReduce();
+  void opTrilu();
   void opExpand();
   std::string sliceAxis(const std::string &x, Shape &shape, size_t axis, int64_t start, int64_t end,
                         int64_t step, const std::string &base);
@@ -2366,6 +2367,36 @@ void Importer::opArgReduce() {
              {outer, inner}, out, "i64");
 }
 
+void Importer::opTrilu() {
+  Attrs at = attrs({"upper"});
+  ValuePtr x = in(0);
+  std::string xn = tensor(x);
+  Shape xs = x->shape;
+  if (xs.size() < 2)
+    fail("the input has rank " + std::to_string(xs.size()) + "; Trilu needs 2 or more");
+  std::string base = node->output(0);
+  // k: a constant or a graph input (a run-time scalar), 0 when absent.
+  ValuePtr k = hasInput(1) ? in(1) : nullptr;
+  if (!k) {
+    k = std::make_shared<Value>();
+    Const zero;
+    zero.elem = onnx::TensorProto::INT64;
+    zero.i = {Dim::of(0)};
+    zero.dims = {1};
+    k->k = zero;
+    k->onnxName = base + "_k";
+  }
+  std::string kn = tensor(k);
+  if (k->dtype != "i64" || product(k->shape) != Dim::of(1))
+    fail("k must be one int64");
+  kn = view(kn, k->shape, {Dim::of(1)}, base + "_k1");
+  size_t r = xs.size();
+  Shape x3 = {product(xs, 0, r - 2), xs[r - 2], xs[r - 1]};
+  std::string fn = x->dtype == "f32" ? "nn.trilu" : "nn.trilu_i64";
+  defineCall(0, call(fn, {view(xn, xs, x3, base + "_x3"), kn}, {at.i("upper", 1) != 0}), x3, xs,
+             x->dtype);
+}
+
 void Importer::opCast() {
   Attrs at = attrs({"to"});
   ValuePtr x = in(0);
@@ -2477,6 +2508,7 @@ void Importer::translateNode() {
       {"ReduceMin", &Importer::opReduce},
       {"ArgMax", &Importer::opArgReduce},
       {"ArgMin", &Importer::opArgReduce},
+      {"Trilu", &Importer::opTrilu},
       {"Cast", &Importer::opCast},
       {"Expand", &Importer::opExpand},
   };

@@ -137,6 +137,12 @@ for tag, x, like in (("ones", (1, 1, 1, 1), (1, 1, 1, 1)), ("c", (1, 3, 1, 1), (
                      ("w", (1, 1, 1, 9), (1, 2, 1, 9))):
     case("broadcast4", tag, {"x": f32(*x), "like": f32(*like)})
     case("expand4", tag, {"x": f32(*x)}, N0=like[0], N1=like[1], N2=like[2], N3=like[3])
+for tag, shape, k in (("ones", (1, 1, 1), 0), ("row", (1, 1, 7), -1), ("col", (2, 5, 1), 3)):
+    for upper in (0, 1):
+        case("trilu", "%s_%d" % (tag, upper), {"x": f32(*shape), "kt": idx([k])}, UPPER=upper)
+        case("trilu_i64", "%s_%d" % (tag, upper),
+             {"x": idx(np.arange(np.prod(shape)).reshape(shape).tolist()), "kt": idx([k])},
+             UPPER=upper)
 case("embedding", "ones", {"table": f32(1, 1), "idx": idx([0])})
 case("embedding", "d1", {"table": f32(5, 1), "idx": idx([4, -1, 0])})
 case("slice_axis", "ones", {"x": f32(1, 1, 1)}, S=0, E=1, T=1)
