@@ -127,7 +127,7 @@ std::optional<std::vector<size_t>> mergedDims(const std::vector<Expr> &source,
   return starts;
 }
 
-/// Rewrites every access of `from` (shape `fromShape`) into `to`, a merged view of it (its
+/// Rewrites every access of `from` into `to`, a merged view of it (its
 /// dimensions grouped by `starts`, as mergedDims returns): index g of `to` is the row-major
 /// number of `from`'s indices in group g.
 class MergeIndices : public IRMutator {
