@@ -126,6 +126,9 @@ def one(name):
     return "PASS", ""
 
 
+if not os.path.isdir(args.data):
+    sys.exit("node_tests.py: %s does not exist: the Debian package libonnx-testdata has the "
+             "cases (scripts/setup.sh installs it)" % args.data)
 names = sorted(d for d in os.listdir(args.data)
                if os.path.isfile(os.path.join(args.data, d, "model.onnx")))
 if args.only:
