@@ -10,16 +10,14 @@
 
 #include "passes/graph/Graph.h"
 
+#include "ir/Arith.h"
 #include "ir/FreshVarCopier.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
-#include "ir/StructuralEqual.h"
 #include "ir/Utils.h"
 #include "passes/graph/GraphUtils.h"
 #include "passes/schedule/Primitives.h"
 
-#include <algorithm>
-#include <iterator>
 #include <map>
 #include <set>
 
@@ -93,11 +91,6 @@ std::string writerBlock(const Stmt &body, const Buffer &buffer) {
   return name;
 }
 
-/// Whether `a` and `b` are provably equal.
-bool provablyEqual(const Expr &a, const Expr &b) {
-  return structuralEqual(simplify(a), simplify(b)) || isConstInt(simplify(a - b), 0);
-}
-
 /// How a reshape from `source` to `view` merges dimensions: view dimension g is the product of
 /// source dimensions [starts[g], starts[g + 1]) (an empty range for a dimension of 1 that
 /// merges nothing). nullopt unless every view dimension is such a product: the reshape then
@@ -109,12 +102,12 @@ std::optional<std::vector<size_t>> mergedDims(const std::vector<Expr> &source,
   for (const Expr &v : view) {
     starts.push_back(j);
     Expr product = intImm(1);
-    if (provablyEqual(v, intImm(1))) { // a source dimension of 1 maps to it, else none
+    if (constDiff(v, intImm(1)) == 0) { // a source dimension of 1 maps to it, else none
       if (j < source.size() && isConstInt(simplify(source[j]), 1))
         ++j;
       continue;
     }
-    while (!provablyEqual(product, v)) {
+    while (constDiff(product, v) != 0) {
       if (j == source.size())
         return std::nullopt;
       product = product * source[j++];
@@ -160,23 +153,6 @@ protected:
     if (!store || !store->buffer.sameAs(from_))
       return st;
     return BufferStore::make(to_, store->value, merged(store->indices), store->loc);
-  }
-
-  Stmt visit(const Block *op) override {
-    Stmt st = IRMutator::visit(op);
-    const auto *b = st.as<Block>();
-    auto named = [&](const BufferRegion &r) { return r.buffer.sameAs(from_); };
-    if (!b || (std::none_of(b->reads.begin(), b->reads.end(), named) &&
-               std::none_of(b->writes.begin(), b->writes.end(), named)))
-      return st;
-    // The regions are summaries of the body; those of the reshaped buffer are dropped.
-    std::vector<BufferRegion> reads, writes;
-    std::copy_if(b->reads.begin(), b->reads.end(), std::back_inserter(reads),
-                 [&](const BufferRegion &r) { return !named(r); });
-    std::copy_if(b->writes.begin(), b->writes.end(), std::back_inserter(writes),
-                 [&](const BufferRegion &r) { return !named(r); });
-    return Block::make(b->name, b->iterVars, b->predicate, b->init, b->body, reads, writes,
-                       b->allocBuffers, b->loc);
   }
 
 private:

@@ -10,6 +10,7 @@
 #include "passes/Simplify.h"
 #include "passes/schedule/Dependence.h"
 #include "passes/schedule/Regions.h"
+#include "support/Join.h"
 
 #include <algorithm>
 #include <map>
@@ -45,29 +46,9 @@ std::optional<std::vector<size_t>> distinctAxes(const Block *block,
   return out;
 }
 
-/// `[i, j]`.
-std::string indexList(const std::vector<Expr> &indices) {
-  std::string out = "[";
-  for (size_t d = 0; d < indices.size(); ++d)
-    out += (d ? ", " : "") + toString(indices[d]);
-  return out + "]";
-}
-
-/// Whether `a` and `b` are provably equal: the same affine form, or equal after simplification.
-bool provablyEqual(const Expr &a, const Expr &b) {
-  if (std::optional<Affine> d = affine(a - b)) {
-    bool zero = d->constant == 0;
-    for (const auto &[v, c] : d->terms)
-      zero &= c == 0;
-    if (zero)
-      return true;
-  }
-  return isConstInt(simplify(a - b), 0);
-}
-
 /// Whether `a` and `b` differ only by terms in axes of `block` of extent 1 (always 0).
 bool sameUpToUnitAxes(const Block *block, const Expr &a, const Expr &b) {
-  std::optional<Affine> d = affine(a - b);
+  std::optional<AffineForm> d = affineForm(a - b);
   if (!d || d->constant != 0)
     return false;
   for (const auto &[v, c] : d->terms) {
@@ -93,7 +74,7 @@ bool writesEveryElementOnce(const Block *producer, const std::vector<Expr> &indi
   bool box = true;
   std::vector<Expr> spans;
   for (size_t d = 0; box && d < indices.size(); ++d) {
-    std::optional<Affine> form = affine(indices[d]);
+    std::optional<AffineForm> form = affineForm(indices[d]);
     if (!form || form->constant != 0) {
       box = false;
       break;
@@ -129,7 +110,7 @@ bool writesEveryElementOnce(const Block *producer, const std::vector<Expr> &indi
       bool isBound = false;
       for (size_t d = 0; bound && !isBound && d < indices.size(); ++d)
         if (sameUpToUnitAxes(producer, bound->a, indices[d]) &&
-            provablyEqual(bound->b, buf.shape()[d]))
+            constDiff(bound->b, buf.shape()[d]) == 0)
           isBound = bounded[d] = true;
       if (!isBound)
         return false;
@@ -352,8 +333,10 @@ void reverseComputeInline(ScheduleState &s, const std::string &name) {
       (!predicateInAxes(s, producer, "inlining could not tell what it writes").empty() ||
        !writesEveryElementOnce(producer, pstore->indices, guard, buf)))
     throw ScheduleError("producer " + p + " does not provably write every element of " + bufName +
-                            " exactly once (its store at " + indexList(pstore->indices) +
-                            (guard.defined() ? " under `if " + toString(guard) + "`" : "") + ")",
+                            " exactly once (its store at [" +
+                            join(pstore->indices, ", ", [](const Expr &e) { return toString(e); }) +
+                            "]" + (guard.defined() ? " under `if " + toString(guard) + "`" : "") +
+                            ")",
                         producer->loc, producerNote);
   // Each axis of the block is a digit of the index that the producer stores dimension d at.
   // Where the producer writes more than the block reads (it was over-computed), a `where`
