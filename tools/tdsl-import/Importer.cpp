@@ -2371,9 +2371,7 @@ void Importer::opTrilu() {
   Attrs at = attrs({"upper"});
   ValuePtr x = in(0);
   std::string xn = tensor(x);
-  Shape xs = x->shape;
-  if (xs.size() < 2)
-    fail("the input has rank " + std::to_string(xs.size()) + "; Trilu needs 2 or more");
+  Shape xs = x->shape; // rank 2 or more: ONNX shape inference refuses less
   std::string base = node->output(0);
   // k: a constant or a graph input (a run-time scalar), 0 when absent.
   ValuePtr k = hasInput(1) ? in(1) : nullptr;

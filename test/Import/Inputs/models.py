@@ -237,6 +237,13 @@ def unsupported_attr():
 
 
 @register
+def trilu_two_k():
+    """Trilu with two values of k: ONNX's k is one integer."""
+    nodes = [helper.make_node("Trilu", ["x", "k"], ["y"], name="tri")]
+    return model(nodes, [vi("x", [3, 4])], [vi("y", [3, 4])], [ints("k", [1, 2])], opset=14)
+
+
+@register
 def names():
     """Names to sanitise (spec §12): characters outside [A-Za-z0-9_], a leading digit, keywords,
     clashes; a value used twice, a constant scalar on either side, Identity and Dropout."""
