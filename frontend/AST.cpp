@@ -65,6 +65,8 @@ const std::string &declaredName(const Item &item) {
     return e->name.name;
   if (auto *c = item.as<ConstDecl>())
     return c->name.name;
+  if (auto *d = item.as<GradDecl>())
+    return d->name.name;
   return empty;
 }
 
@@ -428,6 +430,14 @@ public:
         c->body.push_back(std::move(cs));
       }
       c->deferred = from.deferred;
+      return c;
+    }
+    case ItemKind::Grad: {
+      const auto &from = *static_cast<const GradDecl *>(i.get());
+      auto c = fresh(from);
+      c->name = ident(from.name);
+      c->func = qualified(from.func);
+      c->wrt = idents(from.wrt);
       return c;
     }
     case ItemKind::Intrinsic: {

@@ -378,6 +378,15 @@ struct IntrinsicDecl : NodeOf<Item, ItemKind::Intrinsic> {
   Ident name, desc, impl;
 };
 
+/// `grad NAME = F wrt (P1, …);` (spec §13): NAME is a graph derived from the graph or func F by
+/// reverse-mode differentiation with respect to F's tensor parameters `wrt`.
+struct GradDecl : NodeOf<Item, ItemKind::Grad> {
+  Ident name;
+  QualifiedName func;
+  std::vector<Ident> wrt;
+  const Item *resolved = nullptr; // F, set by name resolution
+};
+
 /// One parsed file. Imported modules are owned by the ModuleLoader, not by the importer.
 struct Module {
   std::string path; // as the SourceManager knows it

@@ -103,6 +103,11 @@ private:
       params("Output", f->outputs, d + 1);
       for (const ast::StmtPtr &s : f->body)
         stmt(*s, d + 1);
+    } else if (auto *g = item.as<ast::GradDecl>()) {
+      line(d) << "Grad " << g->name.name << " = " << g->func.str() << " wrt (";
+      for (size_t i = 0; i < g->wrt.size(); ++i)
+        os_ << (i ? ", " : "") << g->wrt[i].name;
+      os_ << ")" << loc(*g) << "\n";
     } else if (auto *t = item.as<ast::IntrinsicDecl>()) {
       line(d) << "Intrinsic " << t->name.name << "(desc " << t->desc.name << ", impl "
               << t->impl.name << ")" << loc(*t) << "\n";

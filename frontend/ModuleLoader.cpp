@@ -273,6 +273,8 @@ SourceRange nameRange(const ast::Item &item) {
     return e->name.range;
   if (auto *c = item.as<ast::ConstDecl>())
     return c->name.range;
+  if (auto *d = item.as<ast::GradDecl>())
+    return d->name.range;
   return item.range;
 }
 
@@ -314,6 +316,13 @@ const ast::Item *lookup(const ast::Module &m, const ast::QualifiedName &name,
   return nullptr;
 }
 
+bool hasGradItems(const ast::Module &m) {
+  for (const ast::ItemPtr &item : m.items)
+    if (item->kind == ast::ItemKind::Grad)
+      return true;
+  return false;
+}
+
 void resolveGraphStmts(const ast::Module &m, std::vector<ast::GraphStmtPtr> &body,
                        DiagnosticEngine &diags) {
   for (ast::GraphStmtPtr &s : body) {
@@ -336,7 +345,8 @@ void resolveGraphStmts(const ast::Module &m, std::vector<ast::GraphStmtPtr> &bod
 void checkSymbols(const ast::Module &m, DiagnosticEngine &diags) {
   std::map<std::string, const ast::Item *> defined; // C symbol → the item defining it
   for (const ast::ItemPtr &item : m.items) {
-    if (item->kind != ast::ItemKind::Func && item->kind != ast::ItemKind::Graph)
+    if (item->kind != ast::ItemKind::Func && item->kind != ast::ItemKind::Graph &&
+        item->kind != ast::ItemKind::Grad)
       continue;
     const std::string &name = declaredName(*item);
     std::string what = std::string(ast::noun(item->kind)) + " '" + name + "'";
@@ -391,11 +401,17 @@ void checkSymbols(const ast::Module &m, DiagnosticEngine &diags) {
 void resolveNames(const std::vector<ast::Module *> &modules, DiagnosticEngine &diags) {
   for (ast::Module *m : modules) {
     std::map<std::string, const ast::Item *> defined;
-    for (const ast::ItemPtr &item : m->items) {
+    // `grad` items last, so that a name a grad item takes is reported at the grad item (spec §13).
+    std::vector<const ast::Item *> items;
+    for (bool grads : {false, true})
+      for (const ast::ItemPtr &item : m->items)
+        if ((item->kind == ast::ItemKind::Grad) == grads)
+          items.push_back(item.get());
+    for (const ast::Item *item : items) {
       const std::string &name = declaredName(*item);
       if (name.empty())
         continue;
-      auto [prev, inserted] = defined.emplace(name, item.get());
+      auto [prev, inserted] = defined.emplace(name, item);
       if (!inserted)
         diags.error(nameRange(*item), "redefinition of '" + name + "'")
             .note(nameRange(*prev->second), std::string("previous definition of ") +
@@ -407,12 +423,35 @@ void resolveNames(const std::vector<ast::Module *> &modules, DiagnosticEngine &d
     for (ast::ItemPtr &item : m->items) {
       if (auto *g = item->as<ast::GraphDecl>())
         resolveGraphStmts(*m, g->body, diags);
+      if (auto *g = item->as<ast::GradDecl>()) {
+        // Spec §13: F is a graph or a func (of this module or an import).
+        g->resolved = lookup(*m, g->func, diags, "graph or func");
+        if (g->resolved && g->resolved->kind != ast::ItemKind::Func &&
+            g->resolved->kind != ast::ItemKind::Graph &&
+            g->resolved->kind != ast::ItemKind::Grad) {
+          diags
+              .error(g->func.range, std::string("cannot differentiate ") +
+                                        ast::noun(g->resolved->kind) + " '" + g->func.str() +
+                                        "'; grad takes a graph or a func")
+              .note(nameRange(*g->resolved), "declared here");
+          g->resolved = nullptr;
+        }
+      }
       auto *s = item->as<ast::ScheduleDecl>();
       if (!s)
         continue;
       if (m->scheduleHost && s->func.parts.size() == 1 &&
           !m->scheduleHost->findCallable(s->func.parts[0]) &&
           !m->scheduleHost->findConst(s->func.parts[0])) {
+        s->deferred = true;
+        continue;
+      }
+      // A func a `grad` item derives (`f_adjoint`, spec §13) exists once the pipeline's grad step
+      // has run: looked up then, like a --schedule file's function the graph passes make.
+      const ast::Module &host = m->scheduleHost ? *m->scheduleHost : *m;
+      if (s->func.parts.size() == 1 && !host.findCallable(s->func.parts[0]) &&
+          !host.findConst(s->func.parts[0]) && hasGradItems(host) &&
+          s->func.parts[0].find("_adjoint") != std::string::npos) {
         s->deferred = true;
         continue;
       }

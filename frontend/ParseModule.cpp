@@ -91,6 +91,8 @@ const char *ruleNoun(antlr4::ParserRuleContext *ctx) {
     return "extern declaration";
   case P::RuleIntrinsicDecl:
     return "intrinsic declaration";
+  case P::RuleGradDecl:
+    return "grad declaration";
   case P::RuleConstDecl:
     return "constant declaration";
   case P::RuleGraphStmt:
@@ -596,6 +598,9 @@ public:
         m->items.push_back(schedule(c));
       else if (auto *c = item->intrinsicDecl())
         m->items.push_back(intrinsic(c));
+      else if (auto *c = item->gradDecl())
+        if (ast::ItemPtr g = grad(c))
+          m->items.push_back(std::move(g));
     }
     return m;
   }
@@ -732,6 +737,30 @@ private:
     d->name = ident(c->ID(0));
     d->desc = ident(c->ID(1));
     d->impl = ident(c->ID(2));
+    return d;
+  }
+
+  /// `grad NAME = F wrt (P1, …);`: the grammar reads `grad` and `wrt` as identifiers.
+  ast::ItemPtr grad(P::GradDeclContext *c) {
+    std::vector<antlr4::tree::TerminalNode *> ids = c->ID();
+    if (ids[0]->getText() != "grad") {
+      diags_.error(range(ids[0]), "expected an item (import, func, graph, extern, const, grad "
+                                  "or schedule), got '" +
+                                      ids[0]->getText() + "'");
+      return nullptr;
+    }
+    if (ids[2]->getText() != "wrt") {
+      diags_.error(range(ids[2]), "expected 'wrt' after 'grad " + ids[1]->getText() + " = " +
+                                      c->qualifiedName()->getText() + "', got '" +
+                                      ids[2]->getText() + "'");
+      return nullptr;
+    }
+    auto d = std::make_unique<ast::GradDecl>();
+    d->range = range(c);
+    d->name = ident(ids[1]);
+    d->func = qualified(c->qualifiedName());
+    for (size_t i = 3; i < ids.size(); ++i)
+      d->wrt.push_back(ident(ids[i]));
     return d;
   }
 

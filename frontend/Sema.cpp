@@ -1337,14 +1337,16 @@ std::optional<ir::Module> buildIR(const std::vector<ast::Module *> &modules,
       table[item.get()] = fn;
       out.add(fn);
     }
-    for (const ast::ItemPtr &item : mod.items) {
-      auto *g = item->as<ast::GraphDecl>();
-      if (!g)
-        continue;
-      ir::Func fn = sema::buildGraph(*g, prefix + g->name.name, table, diags, &constants);
+    // Graphs and grad items, each after the graphs it calls and the F it differentiates.
+    for (const ast::Item *item : sema::graphOrder(mod, diags)) {
+      ir::Func fn;
+      if (auto *g = item->as<ast::GraphDecl>())
+        fn = sema::buildGraph(*g, prefix + g->name.name, table, diags, &constants);
+      else if (auto *d = item->as<ast::GradDecl>())
+        fn = sema::buildGradSignature(*d, prefix, table, out, diags);
       if (!fn.defined() || out.lookup(fn.name()).defined())
         continue;
-      table[item.get()] = fn;
+      table[item] = fn;
       out.add(fn);
     }
     sema::buildIntrinsics(mod, prefix, table, out, diags);

@@ -238,7 +238,8 @@ std::string typeString(DType t, const std::vector<Expr> &shape) {
   return s + "]";
 }
 
-/// The inputs and outputs of a func a graph can call; null for a graph.
+/// The inputs and outputs of what a graph can call: a func, an extern, or another graph (its
+/// results are its outputs, spec §8).
 struct CalleeSignature {
   const std::vector<FuncParam> *inputs = nullptr;
   const std::vector<Buffer> *outputs = nullptr;
@@ -248,6 +249,8 @@ CalleeSignature signatureOf(const Func &f) {
     return {&p->inputs, &p->outputs};
   if (auto *e = f.as<ExternFunc>())
     return {&e->inputs, &e->outputs};
+  if (auto *g = f.as<GraphFunc>())
+    return {&g->inputs, &g->results};
   return {};
 }
 
@@ -474,13 +477,13 @@ private:
     if (!cv.resolved)
       return std::nullopt; // reported by name resolution
     auto fit = funcs_.find(cv.resolved);
-    if (fit == funcs_.end()) {
-      if (cv.resolved->kind == ast::ItemKind::Graph)
-        diags_.error(cv.callee.range, "graph '" + cv.callee.str() +
-                                          "' cannot be called; graphs call funcs and externs");
+    if (fit == funcs_.end())
       return std::nullopt; // the callee itself had errors
-    }
     Func callee = fit->second;
+    if (callee.name() == name_) {
+      diags_.error(cv.callee.range, "graph '" + name_ + "' calls itself");
+      return std::nullopt;
+    }
     CalleeSignature signature = signatureOf(callee);
     const std::vector<FuncParam> &params = *signature.inputs;
     const std::vector<Buffer> &outs = *signature.outputs;
@@ -491,6 +494,15 @@ private:
           .error(cv.callee.range, "call of impure extern " + cname +
                                       " inside a dataflow block; only pure calls are allowed there")
           .note(cv.resolved->range, "declared without 'pure' here");
+      return std::nullopt;
+    }
+    // A graph callee is pure when its own calls are (spec §8).
+    if (const ast::Item *impure = impureCallIn(callee); impure && inDataflow) {
+      diags_
+          .error(cv.callee.range, "call of graph " + cname + " inside a dataflow block; it calls " +
+                                      "impure extern '" + ast::declaredName(*impure) +
+                                      "', and only pure calls are allowed there")
+          .note(cv.resolved->range, "graph declared here");
       return std::nullopt;
     }
     if (targets.size() != outs.size()) {
@@ -509,6 +521,8 @@ private:
     const std::vector<Var> *constVars = nullptr;
     if (auto *p = callee.as<PrimFunc>())
       constVars = &p->constVars;
+    if (auto *gf = callee.as<GraphFunc>())
+      constVars = &gf->constVars;
     size_t nConsts = constVars ? constVars->size() : 0;
     if (cv.constArgs.size() != nConsts) {
       diags_.error(cv.callee.range, cname + " takes " + std::to_string(nConsts) +
@@ -641,6 +655,28 @@ private:
       out.targets.push_back(b);
     }
     return out;
+  }
+
+  /// The item of an impure extern that graph `callee` calls outside its dataflow blocks,
+  /// directly or through the graphs it calls; null for a func, an extern or a pure graph.
+  const ast::Item *impureCallIn(const Func &callee) const {
+    auto *g = callee.as<GraphFunc>();
+    if (!g)
+      return nullptr;
+    for (const GraphItem &item : g->body) {
+      auto *c = std::get_if<CallBinding>(&item);
+      if (!c)
+        continue;
+      for (const auto &[item, fn] : funcs_) {
+        if (fn.name() != c->callee)
+          continue;
+        if (auto *e = fn.as<ExternFunc>(); e && !e->pure)
+          return item;
+        if (const ast::Item *inner = impureCallIn(fn))
+          return inner;
+      }
+    }
+    return nullptr;
   }
 
   /// Where a callee's shape variable got its value: the argument and the dimension.

@@ -166,6 +166,17 @@ ir::Func buildExtern(const ast::ExternDecl &e, const std::string &name, Diagnost
 ir::Func buildGraph(const ast::GraphDecl &g, const std::string &name, const FuncTable &funcs,
                     DiagnosticEngine &diags, const ConstTable *constants = nullptr);
 
+/// The graphs and grad items of module `m` in an order where each comes after the graphs and
+/// grad items of `m` it calls or differentiates. A cycle of calls is an error at the call that
+/// closes it; the items on it are left out.
+std::vector<const ast::Item *> graphOrder(const ast::Module &m, DiagnosticEngine &diags);
+
+/// `grad NAME = F wrt (…)` (spec §13): checks the parameters named against F (built into
+/// `funcs`), adds the item to `out.grads` and returns NAME's graph with the gradient signature
+/// and an empty body (ir/Grad.h); undefined after an error.
+ir::Func buildGradSignature(const ast::GradDecl &d, const std::string &prefix,
+                            const FuncTable &funcs, ir::Module &out, DiagnosticEngine &diags);
+
 /// The `intrinsic` declarations of module `m` (docs/schedules.md, "tensorize"), checked against
 /// the funcs they name (built into `funcs`), added to `out` under `prefix` + their name.
 void buildIntrinsics(const ast::Module &m, const std::string &prefix, const FuncTable &funcs,

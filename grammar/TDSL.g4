@@ -18,6 +18,7 @@ item
   | externDecl
   | scheduleDecl
   | intrinsicDecl
+  | gradDecl
   ;
 
 importDecl : IMPORT STRING ';' ;
@@ -55,6 +56,10 @@ externDecl
 // DESC is a func whose block a tensorized sub-tree must match, IMPL the func or extern that
 // replaces it (docs/schedules.md).
 intrinsicDecl : INTRINSIC ID '(' ID ',' ID ')' ';' ;
+
+// `grad NAME = F wrt (P1, …);` (spec §13). `grad` and `wrt` are identifiers (keywords only here,
+// spec §2): the AST builder checks their spelling, so both stay usable as names elsewhere.
+gradDecl : ID ID '=' qualifiedName ID '(' ID (',' ID)* ')' ';' ;
 
 // ---------------------------------------------------------------------------------------------
 // Function bodies: alloc, for, block

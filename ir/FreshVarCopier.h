@@ -9,6 +9,8 @@
 
 #include "ir/IRMutator.h"
 
+#include <map>
+#include <string>
 #include <unordered_map>
 
 namespace tdsl::ir {
@@ -56,6 +58,50 @@ protected:
 
   /// The buffers the copy defines afresh (allocations), by the original.
   std::unordered_map<Buffer, Buffer> buffers_;
+};
+
+/// A deep copy of a function's body with fresh Vars and Buffers (a fused function's producer
+/// and consumer, possibly the same function, share nothing; an adjoint shares nothing with its
+/// function), some of them given in advance in `vars` and `buffers`; blocks renamed by
+/// `blockNames`.
+class DeepCopier : public FreshVarCopier {
+public:
+  std::map<const VarNode *, Expr> vars;
+  std::map<const BufferNode *, Buffer> buffers;
+  std::map<std::string, std::string> blockNames;
+
+  Buffer mutateBuffer(const Buffer &b) override {
+    auto it = buffers.find(b.get());
+    if (it != buffers.end())
+      return it->second;
+    std::vector<Expr> shape;
+    for (const Expr &d : b.shape())
+      shape.push_back(mutate(d));
+    Buffer copy(b.name(), b.dtype(), shape, b.role(), b.scope(), b->align, b->loc);
+    buffers[b.get()] = copy;
+    return copy;
+  }
+
+protected:
+  void bindFresh(const Var &v, const Var &fresh) override { vars[v.get()] = VarRef::make(fresh); }
+
+  Expr visit(const VarRef *op) override {
+    auto it = vars.find(op->var.get());
+    return it == vars.end() ? Expr(op) : it->second;
+  }
+  Stmt visit(const Block *op) override {
+    std::vector<IterVar> ivs;
+    for (const IterVar &iv : op->iterVars)
+      ivs.push_back(renewIterVar(iv));
+    bool changed = false;
+    std::vector<Buffer> allocs = mutateBuffers(op->allocBuffers, changed);
+    std::vector<BufferRegion> reads = mutateRegions(op->reads, changed);
+    std::vector<BufferRegion> writes = mutateRegions(op->writes, changed);
+    auto it = blockNames.find(op->name);
+    std::string name = it == blockNames.end() ? op->name : it->second;
+    return Block::make(name, ivs, mutate(op->predicate), mutate(op->init), mutate(op->body), reads,
+                       writes, allocs, op->loc);
+  }
 };
 
 } // namespace tdsl::ir

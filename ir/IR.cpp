@@ -523,6 +523,13 @@ int64_t Constant::numElements() const {
   return n;
 }
 
+const GradItem *Module::lookupGrad(std::string_view name) const {
+  for (const GradItem &g : grads)
+    if (g.name == name)
+      return &g;
+  return nullptr;
+}
+
 const TensorIntrin *Module::lookupIntrinsic(std::string_view name) const {
   for (const TensorIntrin &t : intrinsics)
     if (t.name == name)

@@ -719,9 +719,26 @@ struct TensorIntrin {
   SourceLoc loc;
 };
 
+/// `grad NAME = F wrt (P1, …);` (spec §13) as the checker found it. The module holds NAME as a
+/// graph with F's gradient signature (ir/Grad.h) and an empty body until the pipeline's `grad`
+/// step derives it (passes/grad/Grad.h); the IR printer prints the item for such a graph.
+struct GradItem {
+  std::string name; ///< NAME, qualified as functions' are.
+  std::string func; ///< F, qualified.
+  std::vector<std::string> wrt;
+  SourceLoc loc, nameLoc;
+  std::vector<SourceLoc> wrtLocs;
+  /// Set by the grad step once NAME's graph has its body (the printer prints the graph then).
+  bool derived = false;
+};
+
 class Module {
 public:
   std::vector<std::string> imports;
+  /// The `grad` items, in declaration order (imported modules' first).
+  std::vector<GradItem> grads;
+  /// The grad item defining `name`, or null.
+  const GradItem *lookupGrad(std::string_view name) const;
   /// The tensor intrinsics, in declaration order (imported modules' first).
   std::vector<TensorIntrin> intrinsics;
   /// The intrinsic named `name`, or null.

@@ -346,4 +346,56 @@ const Block *readsInitialContents(const Func &func, const Buffer &buffer) {
   return found;
 }
 
+const std::vector<FuncParam> &calleeInputs(const Func &f) {
+  if (auto *p = f.as<PrimFunc>())
+    return p->inputs;
+  if (auto *g = f.as<GraphFunc>())
+    return g->inputs;
+  return f.as<ExternFunc>()->inputs;
+}
+
+const std::vector<Buffer> &calleeOutputs(const Func &f) {
+  if (auto *p = f.as<PrimFunc>())
+    return p->outputs;
+  if (auto *g = f.as<GraphFunc>())
+    return g->results;
+  return f.as<ExternFunc>()->outputs;
+}
+
+const std::vector<Var> &calleeShapeVars(const Func &f) {
+  if (auto *p = f.as<PrimFunc>())
+    return p->shapeVars;
+  if (auto *g = f.as<GraphFunc>())
+    return g->shapeVars;
+  return f.as<ExternFunc>()->shapeVars;
+}
+
+Stmt explicitForm(const Stmt &s) {
+  auto *b = s.as<Block>();
+  if (!b)
+    return s;
+  // Named as the checker names them: loop `i`, axis `vi`.
+  std::vector<IterVar> axes;
+  std::vector<Var> loops;
+  std::unordered_map<Var, Expr> toLoop, toAxis;
+  for (IterVar iv : b->iterVars) {
+    const std::string &name = iv.var.name();
+    bool prefixed = name.size() > 1 && name[0] == 'v';
+    Var loop(prefixed ? name.substr(1) : name, DType::i64(), iv.loc);
+    Var axis(prefixed ? name : "v" + name, DType::i64(), iv.var->loc);
+    toLoop[iv.var] = VarRef::make(loop);
+    toAxis[iv.var] = VarRef::make(axis);
+    iv.var = axis;
+    iv.binding = VarRef::make(loop);
+    loops.push_back(loop);
+    axes.push_back(iv);
+  }
+  Stmt init = b->init.defined() ? substitute(b->init, toAxis) : Stmt();
+  Stmt out = Block::make(b->name, axes, substitute(b->predicate, toLoop), init,
+                         substitute(b->body, toAxis), b->reads, b->writes, b->allocBuffers, b->loc);
+  for (size_t i = axes.size(); i-- > 0;)
+    out = For::make(loops[i], intImm(0), axes[i].extent, ForKind::Serial, out, {}, b->loc);
+  return out;
+}
+
 } // namespace tdsl::ir

@@ -75,6 +75,17 @@ std::pair<const Expr *, const Expr *> binaryOperands(const Expr &e);
 /// call.
 std::vector<std::string> graphCallees(const GraphFunc &g);
 
+/// A block of the short form (axes without bindings, spec §5) in the explicit form the checker
+/// makes of it (§6): one serial loop per axis from 0, outermost first, each axis bound to its
+/// loop (the `where` condition rewritten over the loops). Other statements come back as they are.
+Stmt explicitForm(const Stmt &block);
+
+/// The inputs, outputs and shape variables of what a graph calls: a func, an extern, or a graph
+/// (whose outputs are its results).
+const std::vector<FuncParam> &calleeInputs(const Func &f);
+const std::vector<Buffer> &calleeOutputs(const Func &f);
+const std::vector<Var> &calleeShapeVars(const Func &f);
+
 // ---------------------------------------------------------------------------------------------
 // Rebuilding with one part changed
 // ---------------------------------------------------------------------------------------------

@@ -1,10 +1,13 @@
 //===- passes/Pipeline.cpp - The module pipeline: checked IR to what the backends emit -------===//
 #include "passes/Pipeline.h"
 
+#include "passes/grad/Grad.h"
+
 #include "ir/IRPrinter.h"
 #include "ir/ShapeBounds.h"
 #include "ir/Utils.h"
 #include "passes/Instantiate.h"
+#include "passes/grad/Grad.h"
 #include "passes/graph/Graph.h"
 #include "passes/lower/LowerGraph.h"
 #include "passes/lower/Pipeline.h"
@@ -13,6 +16,7 @@
 #include "passes/schedule/Primitives.h"
 #include "passes/schedule/Sample.h"
 #include "support/Diagnostics.h"
+#include "support/Join.h"
 
 #include <algorithm>
 #include <map>
@@ -60,6 +64,7 @@ void dropUncalled(ir::Module &m, const std::vector<graph::DerivedFunc> &instance
   kept.imports = m.imports;
   kept.constants = m.constants;
   kept.intrinsics = m.intrinsics;
+  kept.grads = m.grads;
   bool placed = false;
   for (const ir::Func &f : m.functions()) {
     if (made.count(f.name()))
@@ -106,6 +111,8 @@ struct Pipeline::Run {
 
   // Steps of Pipeline::schedule. Each returns false to stop (after reporting errors).
   bool sema();
+  bool expandGrads();
+  bool inlineGraphs();
   bool instantiateFuncs();
   bool foldConstants();
   bool packWeights();
@@ -208,6 +215,8 @@ using R = Pipeline::Run;
 const std::vector<Step> &scheduleSteps() {
   static const std::vector<Step> steps = {
       {"sema", &R::sema, always, Step::Module},
+      {"grad", &R::expandGrads, always, Step::Module},
+      {"graph.inline", &R::inlineGraphs, always, Step::Module},
       {"instantiate", &R::instantiateFuncs, always, Step::Module},
       {"graph.fold-constants", &R::foldConstants, withGraphPasses, Step::Module},
       {"graph.pack-weights", &R::packWeights, withGraphPassesForCpu, Step::Module},
@@ -288,6 +297,30 @@ bool Pipeline::Run::sema() {
         d.note(SourceRange(e.noteAt), e.note);
     });
   return flushed();
+}
+
+bool Pipeline::Run::expandGrads() {
+  if (std::all_of(module.grads.begin(), module.grads.end(),
+                  [](const ir::GradItem &g) { return g.derived; }))
+    return true;
+  std::set<std::string> before;
+  for (const ir::Func &f : module.functions())
+    before.insert(f.name());
+  grad::expandGrads(module, [&](const grad::GradError &e) {
+    Diagnostic &d = diags.error(SourceRange(e.at), e.message);
+    if (e.noteAt.valid() && !e.note.empty())
+      d.note(SourceRange(e.noteAt), e.note);
+  });
+  // The derived funcs are checked as the checker checks a func (spec §5 rules 6 and 7).
+  for (const ir::Func &f : module.functions())
+    if (!before.count(f.name()))
+      frontend->checkFunction(f, diags);
+  return flushed();
+}
+
+bool Pipeline::Run::inlineGraphs() {
+  graph::inlineGraphs(module);
+  return true;
 }
 
 bool Pipeline::Run::instantiateFuncs() {
@@ -716,6 +749,11 @@ void printOwnItems(const ir::Module &m, std::ostream &os, const std::string &onl
     if (!first)
       os << "\n";
     first = false;
+    // A grad item not derived yet (--print-ir-after=sema) prints as written.
+    if (const ir::GradItem *g = m.lookupGrad(f.name()); g && !g->derived) {
+      os << "grad " << g->name << " = " << g->func << " wrt (" << join(g->wrt, ", ", [](const std::string &w) { return w; }) << ");\n";
+      continue;
+    }
     os << ir::toString(f);
   }
   bool firstIntrinsic = true;

@@ -4,6 +4,8 @@
 // to the lowered module every backend consumes:
 //
 //   sema                  the checked IR, as the frontend built it (the pipeline's input)
+//   grad                  the graphs of `grad` items derived (passes/grad/Grad.h)
+//   graph.inline          calls of graphs replaced by the callees' bindings (spec §8)
 //   instantiate           generic funcs given all their constants by -D become their instances
 //   graph.fold-constants  the graph passes before schedules (passes/graph/Graph.h)
 //   graph.fold-calls

@@ -27,48 +27,6 @@ using namespace ir;
 
 namespace {
 
-/// A deep copy of a function's body with fresh Vars and Buffers (so that the producer and the
-/// consumer, possibly the same function, share nothing), some of them given in advance.
-class Copier : public FreshVarCopier {
-public:
-  std::map<const VarNode *, Expr> vars;
-  std::map<const BufferNode *, Buffer> buffers;
-  std::map<std::string, std::string> blockNames;
-
-  Buffer mutateBuffer(const Buffer &b) override {
-    auto it = buffers.find(b.get());
-    if (it != buffers.end())
-      return it->second;
-    std::vector<Expr> shape;
-    for (const Expr &d : b.shape())
-      shape.push_back(mutate(d));
-    Buffer copy(b.name(), b.dtype(), shape, b.role(), b.scope(), b->align, b->loc);
-    buffers[b.get()] = copy;
-    return copy;
-  }
-
-protected:
-  void bindFresh(const Var &v, const Var &fresh) override { vars[v.get()] = VarRef::make(fresh); }
-
-  Expr visit(const VarRef *op) override {
-    auto it = vars.find(op->var.get());
-    return it == vars.end() ? Expr(op) : it->second;
-  }
-  Stmt visit(const Block *op) override {
-    std::vector<IterVar> ivs;
-    for (const IterVar &iv : op->iterVars)
-      ivs.push_back(renewIterVar(iv));
-    bool changed = false;
-    std::vector<Buffer> allocs = mutateBuffers(op->allocBuffers, changed);
-    std::vector<BufferRegion> reads = mutateRegions(op->reads, changed);
-    std::vector<BufferRegion> writes = mutateRegions(op->writes, changed);
-    auto it = blockNames.find(op->name);
-    std::string name = it == blockNames.end() ? op->name : it->second;
-    return Block::make(name, ivs, mutate(op->predicate), mutate(op->init), mutate(op->body), reads,
-                       writes, allocs, op->loc);
-  }
-};
-
 /// The name of the last block of `f` that stores into `buffer`.
 std::string writerBlock(const Stmt &body, const Buffer &buffer) {
   std::string name;
@@ -183,7 +141,7 @@ std::optional<Fusion> fusePair(const Module &m, const PrimFunc &producer, const 
                                size_t k, const std::map<std::string, DerivedFunc> &derived,
                                const std::optional<std::vector<size_t>> &merge,
                                const std::vector<Expr> &shapeArgs) {
-  Copier pc;
+  DeepCopier pc;
   std::vector<Var> shapeVars;
   for (size_t i = 0; i < producer.shapeVars.size(); ++i) {
     const Var &v = producer.shapeVars[i];
@@ -227,7 +185,7 @@ std::optional<Fusion> fusePair(const Module &m, const PrimFunc &producer, const 
   // The consumer's shape variables: from the intermediate where it has them as a whole
   // dimension, otherwise new shape variables of the fused function (which must then appear as
   // a whole dimension of another input).
-  Copier cc;
+  DeepCopier cc;
   const Buffer &param = consumer.inputs[k].buffer;
   if (param.rank() != intermediate.rank())
     return std::nullopt;

@@ -3,6 +3,7 @@
 // The passes over the graphs of a module, run by the driver after the checker, in this order
 // (each printable with --print-ir-after=<name>):
 //
+//   graph.inline          inlineGraphs       calls of graphs replaced by their bodies
 //   graph.fold-constants  foldConstants      scalar call arguments and shapes folded
 //   graph.pack-weights    packConvolutionWeights  nn.conv2d on a constant weight: packed call;
 //                                                 depthwise nn.conv2d_ext: nn.conv2d_depthwise
@@ -59,6 +60,14 @@ inline void takeConstants(ir::ScheduleScript &script, const DerivedFunc &d) {
     if (auto it = d.constants.find(name); it != d.constants.end())
       value = it->second;
 }
+
+/// graph.inline (spec §8, before the other graph passes and run without them too): every call of
+/// a graph is replaced by the callee's bindings, the callee's parameters by the call's arguments,
+/// its values by fresh values, its results by the call's targets (a result that is a parameter
+/// or a constant by a view of it). Callees are inlined with their own graph calls inlined.
+void inlineGraphs(ir::Module &module);
+/// The same for one graph of `module`.
+ir::Func inlineGraphCalls(const ir::Module &module, const ir::GraphFunc &g);
 
 /// The pass names, in order ("graph.fold-constants", ...).
 const std::vector<std::string> &graphPassNames();

@@ -133,24 +133,6 @@ Func renameBuffers(const GraphFunc &g, const std::map<const BufferNode *, Buffer
                          std::move(results), g.loc);
 }
 
-const std::vector<FuncParam> &calleeInputs(const Func &f) {
-  if (const auto *p = f.as<PrimFunc>())
-    return p->inputs;
-  return f.as<ExternFunc>()->inputs;
-}
-
-const std::vector<Buffer> &calleeOutputs(const Func &f) {
-  if (const auto *p = f.as<PrimFunc>())
-    return p->outputs;
-  return f.as<ExternFunc>()->outputs;
-}
-
-const std::vector<Var> &calleeShapeVars(const Func &f) {
-  if (const auto *p = f.as<PrimFunc>())
-    return p->shapeVars;
-  return f.as<ExternFunc>()->shapeVars;
-}
-
 std::vector<Expr> calleeShapeArgs(const Func &callee, const CallBinding &call) {
   const std::vector<FuncParam> &inputs = calleeInputs(callee);
   std::vector<Expr> out;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ir/IR.h"
+#include "ir/Utils.h"
 
 #include <functional>
 #include <map>
@@ -53,10 +54,9 @@ ir::Func renameBuffers(const ir::GraphFunc &g,
 /// as expressions of the caller's shape variables (from the tensor arguments' shapes).
 std::vector<ir::Expr> calleeShapeArgs(const ir::Func &callee, const ir::CallBinding &call);
 
-/// The inputs, outputs and shape variables of a PrimFunc or ExternFunc.
-const std::vector<ir::FuncParam> &calleeInputs(const ir::Func &f);
-const std::vector<ir::Buffer> &calleeOutputs(const ir::Func &f);
-const std::vector<ir::Var> &calleeShapeVars(const ir::Func &f);
+using ir::calleeInputs;
+using ir::calleeOutputs;
+using ir::calleeShapeVars;
 
 /// `base`, or `base_2`, `base_3`... : the first name no function of `m` has.
 std::string freshFuncName(const ir::Module &m, const std::string &base);

@@ -22,6 +22,7 @@
 #include "tools/driver/CommandLine.h"
 #include "tools/driver/Driver.h"
 #include "tools/tdsl-run/BenchJson.h"
+#include "tools/tdsl-run/CheckGrad.h"
 #include "tools/tdsl-run/FlopCount.h"
 #include "tools/tdsl-run/Profile.h"
 #include "tools/tdsl-run/Values.h"
@@ -84,6 +85,9 @@ const char *kHelp = R"(usage: tdsl-run FILE.tdsl --func NAME [options]
                            a func; median of --repeat calls
   --profile-json FILE      --profile: also write a Chrome trace (Perfetto opens it)
   --check                  compare with the unscheduled function run by the interpreter
+  --check-grad             NAME of `grad NAME = F wrt (...)`: compare its gradients with
+                           central differences of F in f64 (3 directions per parameter);
+                           exit 1 when a relative error is above 1e-2
   --no-schedule            ignore all schedules
   --target=cpu|cuda        which schedules apply (default cpu); with --interpret, cuda runs
                            the GPU-scheduled IR in the interpreter, thread loops as loops
@@ -96,7 +100,7 @@ Exit status: 0 success, 1 error, 2 bad command line.
 
 /// tdsl-run's options: the compilation's (Driver.h), then what running takes.
 struct RunOptions : DriverOptions {
-  bool interpret = false, bench = false, check = false;
+  bool interpret = false, bench = false, check = false, checkGrad = false;
   std::string profileJson; // --profile-json FILE (Profile.h)
   int64_t threads = 0, repeat = 10;
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
@@ -125,7 +129,7 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   po::options_description desc;
   cl::addToolOptions(desc);
   cl::addCompileOptions(desc);
-  desc.add_options()("interpret", "")("bench", "")("check", "")("input", cl::value(), "")(
+  desc.add_options()("interpret", "")("bench", "")("check", "")("check-grad", "")("input", cl::value(), "")(
       "output", cl::value(), "")("load", cl::value(), "")("threads", cl::value(), "")(
       "repeat", cl::value(), "")("file", cl::value(), "")("json", cl::value(), "")("profile", "")(
       "profile-json", cl::value(), "");
@@ -146,6 +150,7 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   opts.interpret = p.has("interpret");
   opts.bench = p.has("bench");
   opts.check = p.has("check");
+  opts.checkGrad = p.has("check-grad");
   for (const char *option : {"input", "output"}) {
     for (const std::string &text : p.all(option)) {
       std::pair<std::string, std::string> assignment;
@@ -534,6 +539,23 @@ int run(const RunOptions &opts) {
     }
     std::cout << "check: OK: '" << opts.func << "' matches the unscheduled function (max abs diff "
               << formatNumber(maxDiff) << ")\n";
+  }
+
+  if (opts.checkGrad) {
+    // Against F in the module as written (no schedule, no graph pass), evaluated in f64.
+    const ir::GradItem *item = module->lookupGrad(opts.func);
+    if (!item)
+      return runError("--check-grad takes a graph defined by a 'grad' item; '" + opts.func +
+                      "' is not one");
+    std::unique_ptr<Loaded> plain = loadModule(opts, /*plain=*/true);
+    if (!plain)
+      return 1;
+    bool failed = false;
+    if (!checkGrad(plain->module, *item, args, opts.defines, opts.seed, std::cout, failed, error,
+                   plain->compilation->locationText()))
+      return runError("--check-grad: " + error);
+    if (failed)
+      return 1;
   }
 
   for (const ParamInfo &param : *params) {

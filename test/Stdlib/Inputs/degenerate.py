@@ -154,12 +154,25 @@ case("pad_axis", "before", {"x": f32(1, 1, 1), "v": -1.0}, BF=1, AF=0)
 case("swap_axes", "ones", {"x": f32(1, 1, 1, 1)})
 case("swap_axes", "n5", {"x": f32(1, 1, 5, 1)})
 
+# Losses and optimiser updates (spec §13): one row, one class, one parameter.
+for b, c in ((1, 1), (1, 37), (37, 1)):
+    case("cross_entropy", "%dx%d" % (b, c), {"logits": f32(b, c), "labels": idx([c - 1] * b)})
+for n in (1, 37):
+    case("mse_loss", "%d" % n, {"a": f32(n), "b": f32(n)})
+    case("sgd", "%d" % n, {"p": f32(n), "g": f32(n), "lr": 0.1})
+    case("sgd_momentum", "%d" % n, {"p": f32(n), "g": f32(n), "v": f32(n), "lr": 0.1,
+                                     "mu": 0.9})
+    for step in (1, 3):
+        case("adam", "%d_step%d" % (n, step),
+             {"p": f32(n), "g": f32(n), "m": f32(n), "v": pos(n), "step": step, "lr": 0.1,
+              "beta1": 0.9, "beta2": 0.999, "eps": 1e-8})
+
 
 def run_case(index, tag, func, inputs, consts):
     rng = np.random.default_rng(index)
     args = ["--func", func]
     for name, spec in inputs.items():
-        if isinstance(spec, float):
+        if isinstance(spec, (int, float)):
             args += ["--input", "%s=%r" % (name, spec)]
             continue
         path = os.path.join(TMP, "%s.%s.npy" % (tag, name))
