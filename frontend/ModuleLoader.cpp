@@ -427,8 +427,7 @@ void resolveNames(const std::vector<ast::Module *> &modules, DiagnosticEngine &d
         // Spec §13: F is a graph or a func (of this module or an import).
         g->resolved = lookup(*m, g->func, diags, "graph or func");
         if (g->resolved && g->resolved->kind != ast::ItemKind::Func &&
-            g->resolved->kind != ast::ItemKind::Graph &&
-            g->resolved->kind != ast::ItemKind::Grad) {
+            g->resolved->kind != ast::ItemKind::Graph && g->resolved->kind != ast::ItemKind::Grad) {
           diags
               .error(g->func.range, std::string("cannot differentiate ") +
                                         ast::noun(g->resolved->kind) + " '" + g->func.str() +

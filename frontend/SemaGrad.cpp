@@ -134,10 +134,10 @@ ir::Func buildGradSignature(const ast::GradDecl &d, const std::string &prefix,
     if (!param.isTensor() || (t != ir::DType::f32() && t != ir::DType::f64())) {
       SourceLoc at = param.isTensor() ? param.buffer->loc : param.scalar->loc;
       diags
-          .error(p.range, "cannot differentiate with respect to '" + p.name + "': it is " +
-                              (param.isTensor() ? "a tensor of dtype " + t.name()
-                                                : "a scalar " + t.name()) +
-                              "; grad takes tensors of dtype f32 or f64")
+          .error(p.range,
+                 "cannot differentiate with respect to '" + p.name + "': it is " +
+                     (param.isTensor() ? "a tensor of dtype " + t.name() : "a scalar " + t.name()) +
+                     "; grad takes tensors of dtype f32 or f64")
           .note(SourceRange(at), "'" + p.name + "' declared here");
       ok = false;
       continue;

@@ -751,7 +751,8 @@ void printOwnItems(const ir::Module &m, std::ostream &os, const std::string &onl
     first = false;
     // A grad item not derived yet (--print-ir-after=sema) prints as written.
     if (const ir::GradItem *g = m.lookupGrad(f.name()); g && !g->derived) {
-      os << "grad " << g->name << " = " << g->func << " wrt (" << join(g->wrt, ", ", [](const std::string &w) { return w; }) << ");\n";
+      os << "grad " << g->name << " = " << g->func << " wrt ("
+         << join(g->wrt, ", ", [](const std::string &w) { return w; }) << ");\n";
       continue;
     }
     os << ir::toString(f);

@@ -188,7 +188,8 @@ private:
       return;
     case Intrinsic::Abs:
       run(arg(0),
-          seed * select(gt(arg(0), fc(0.0)), fc(1.0), select(lt(arg(0), fc(0.0)), fc(-1.0), fc(0.0))),
+          seed *
+              select(gt(arg(0), fc(0.0)), fc(1.0), select(lt(arg(0), fc(0.0)), fc(-1.0), fc(0.0))),
           guard);
       return;
     case Intrinsic::Sin:
@@ -279,7 +280,8 @@ std::vector<Buffer> loadedBuffers(const Expr &e) {
   struct V : IRVisitor {
     std::vector<Buffer> out;
     void visit(const BufferLoad *op) override {
-      if (std::none_of(out.begin(), out.end(), [&](const Buffer &b) { return b.sameAs(op->buffer); }))
+      if (std::none_of(out.begin(), out.end(),
+                       [&](const Buffer &b) { return b.sameAs(op->buffer); }))
         out.push_back(op->buffer);
       IRVisitor::visit(op);
     }
@@ -350,8 +352,9 @@ private:
         fail(iv.loc.valid() ? iv.loc : b->loc,
              "grad derives funcs in the short form (or its explicit form, each axis bound to a "
              "loop of its own): axis '" +
-                 iv.var.name() + "' of block '" + b->name + "' is not; derive the func before "
-                                                            "scheduling it");
+                 iv.var.name() + "' of block '" + b->name +
+                 "' is not; derive the func before "
+                 "scheduling it");
       loopToAxis[ref->var] = VarRef::make(iv.var);
     }
     if (boundLoops.size() != loops.size())
@@ -408,8 +411,8 @@ private:
           out.kind = v.kind() == ExprKind::Max ? StoreKind::Max : StoreKind::Min;
           out.value = selfA ? *b : *a;
         } else if (st->buffer.dtype().isFloat()) {
-          fail(st->loc, "grad cannot derive this update of '" + st->buffer.name() +
-                            "' in block '" + info.name +
+          fail(st->loc, "grad cannot derive this update of '" + st->buffer.name() + "' in block '" +
+                            info.name +
                             "': a reduction must add to, subtract from, or take the max or min "
                             "with what it writes");
         }
@@ -419,8 +422,8 @@ private:
       }
       info.stores.push_back(out);
     } else if (s.defined()) {
-      fail(s->loc, "grad derives blocks of stores, lets and ifs; block '" + info.name +
-                       "' has a " + kindName(s.kind()) + " statement");
+      fail(s->loc, "grad derives blocks of stores, lets and ifs; block '" + info.name + "' has a " +
+                       kindName(s.kind()) + " statement");
     }
   }
 
@@ -562,9 +565,8 @@ private:
   void ensureInitialized(const Buffer &d) {
     if (!initialized_.insert(d.get()).second)
       return;
-    emit(fill(d.name() + "_zero", d, [&](const std::vector<Expr> &) {
-      return constant(d.dtype(), 0.0);
-    }));
+    emit(fill(d.name() + "_zero", d,
+              [&](const std::vector<Expr> &) { return constant(d.dtype(), 0.0); }));
   }
 
   void emit(Stmt s) { body_.push_back(std::move(s)); }
@@ -678,8 +680,8 @@ private:
         r.kind = IterKind::Reduce;
         axes.push_back(r);
       }
-    Expr term = guarded(guard.defined() ? substitute(guard, solved) : Expr(),
-                        substitute(value, solved));
+    Expr term =
+        guarded(guard.defined() ? substitute(guard, solved) : Expr(), substitute(value, solved));
     if (inRange.defined())
       term = select(simplify(inRange), term, constant(term.dtype(), 0.0));
     bool reduces = std::any_of(axes.begin(), axes.end(),
@@ -865,10 +867,13 @@ private:
         continue;
       for (size_t j : writers(r))
         if (j >= k)
-          fail(blocks_[k].loc, "grad cannot derive block '" + blocks_[k].name + "': its derivative "
-                               "reads '" + r.name() + "', which " +
-                                   (j == k ? "the block itself" : "block '" + blocks_[j].name + "'") +
-                                   " then overwrites");
+          fail(blocks_[k].loc,
+               "grad cannot derive block '" + blocks_[k].name +
+                   "': its derivative "
+                   "reads '" +
+                   r.name() + "', which " +
+                   (j == k ? "the block itself" : "block '" + blocks_[j].name + "'") +
+                   " then overwrites");
       read_.insert(r.get());
     }
   }
@@ -1063,8 +1068,8 @@ private:
     std::vector<Var> shapeVars;
     for (const Var &v : f_.shapeVars)
       shapeVars.push_back(copier.vars[v.get()].as<VarRef>()->var);
-    out.func = PrimFunc::make(name, {}, newInputs, newOutputs, shapeVars, newAllocs, seq(newBody),
-                              f_.loc);
+    out.func =
+        PrimFunc::make(name, {}, newInputs, newOutputs, shapeVars, newAllocs, seq(newBody), f_.loc);
     return out;
   }
 
@@ -1080,9 +1085,9 @@ private:
   std::vector<Stmt> pre_, body_;
   std::set<std::string> blockNames_;
   using StoreId = std::pair<size_t, size_t>; ///< (block, store)
-  std::map<StoreId, Buffer> args_;            ///< a max/min store → its step record
-  std::map<StoreId, Buffer> maxInit_;         ///< the init of a max/min reduction → the same
-  std::set<const BufferNode *> read_;            ///< primal buffers the adjoint reads
+  std::map<StoreId, Buffer> args_;           ///< a max/min store → its step record
+  std::map<StoreId, Buffer> maxInit_;        ///< the init of a max/min reduction → the same
+  std::set<const BufferNode *> read_;        ///< primal buffers the adjoint reads
   std::vector<std::pair<Contribution, std::vector<IterVar>>> contributions_;
 };
 

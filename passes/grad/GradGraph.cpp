@@ -67,8 +67,8 @@ private:
   /// The element-wise func `grad_<kind>_<rank>d` (add: a + b; zero: 0 shaped like its input),
   /// made once per module.
   std::string helper(const std::string &kind, const Buffer &like, bool add) {
-    std::string base = "grad_" + kind + "_" + std::to_string(like.rank()) + "d_" +
-                       like.dtype().name();
+    std::string base =
+        "grad_" + kind + "_" + std::to_string(like.rank()) + "d_" + like.dtype().name();
     auto it = helpers_.find(base);
     if (it != helpers_.end())
       return it->second;
@@ -138,7 +138,8 @@ private:
       forward.constArgs.push_back(VarRef::make(c));
     for (size_t i = 0; i < nParams; ++i) {
       const FuncParam &p = stub.inputs[i];
-      forward.args.push_back(p.isTensor() ? GraphArg(p.buffer) : GraphArg(Expr(VarRef::make(p.scalar))));
+      forward.args.push_back(p.isTensor() ? GraphArg(p.buffer)
+                                          : GraphArg(Expr(VarRef::make(p.scalar))));
     }
     for (size_t i = 0; i < nResults; ++i)
       forward.targets.push_back(stub.results[i]);
@@ -314,8 +315,9 @@ private:
       for (const Expr &c : call.constArgs) {
         std::optional<int64_t> v = asConstInt(c);
         if (!v)
-          fail(item_.nameLoc, "cannot differentiate the call of generic func '" + call.callee +
-                                  "' with constants that are not numbers",
+          fail(item_.nameLoc,
+               "cannot differentiate the call of generic func '" + call.callee +
+                   "' with constants that are not numbers",
                call.loc, "the call is here");
         values.push_back(*v);
         base += "_" + (*v < 0 ? "m" + std::to_string(-*v) : std::to_string(*v));
@@ -331,8 +333,8 @@ private:
     auto it = adjoints_.find(key);
     if (it == adjoints_.end()) {
       GradError e;
-      std::optional<Adjoint> a = deriveAdjoint(*instance.as<PrimFunc>(),
-                                               freshName(m_, base + "_adjoint"), wrt, cots, e);
+      std::optional<Adjoint> a =
+          deriveAdjoint(*instance.as<PrimFunc>(), freshName(m_, base + "_adjoint"), wrt, cots, e);
       if (!a)
         fail(item_.nameLoc, "cannot differentiate '" + item_.func + "': " + e.message, e.at,
              "in func '" + call.callee + "' here");

@@ -101,8 +101,8 @@ public:
           body.push_back(std::get<ReshapeBinding>(binding(std::get<ReshapeBinding>(item))));
         }
       }
-      return GraphFunc::make(g->name, g->constVars, inputs, g->shapeVars, body,
-                             buffers(g->results), g->loc);
+      return GraphFunc::make(g->name, g->constVars, inputs, g->shapeVars, body, buffers(g->results),
+                             g->loc);
     }
     auto *e = f.as<ExternFunc>();
     return ExternFunc::make(e->name, e->pure, params(e->inputs), buffers(e->outputs), e->shapeVars,

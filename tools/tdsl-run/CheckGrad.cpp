@@ -130,8 +130,8 @@ bool checkGrad(const ir::Module &plain, const ir::GradItem &item, const interp::
       if (!phi(plus, fp) || !phi(minus, fm))
         return false;
       double numeric = (fp - fm) / (2 * h);
-      double rel = std::fabs(numeric - expected) /
-                   std::max({std::fabs(numeric), std::fabs(expected), 1e-6});
+      double rel =
+          std::fabs(numeric - expected) / std::max({std::fabs(numeric), std::fabs(expected), 1e-6});
       worst = std::max(worst, rel);
     }
     bool good = worst <= 1e-2;

@@ -129,10 +129,10 @@ std::optional<int> parseCommandLine(int argc, char **argv, RunOptions &opts) {
   po::options_description desc;
   cl::addToolOptions(desc);
   cl::addCompileOptions(desc);
-  desc.add_options()("interpret", "")("bench", "")("check", "")("check-grad", "")("input", cl::value(), "")(
-      "output", cl::value(), "")("load", cl::value(), "")("threads", cl::value(), "")(
-      "repeat", cl::value(), "")("file", cl::value(), "")("json", cl::value(), "")("profile", "")(
-      "profile-json", cl::value(), "");
+  desc.add_options()("interpret", "")("bench", "")("check", "")("check-grad", "")(
+      "input", cl::value(), "")("output", cl::value(), "")("load", cl::value(), "")(
+      "threads", cl::value(), "")("repeat", cl::value(), "")("file", cl::value(), "")(
+      "json", cl::value(), "")("profile", "")("profile-json", cl::value(), "");
   cl::Parsed p;
   if (std::optional<int> status =
           cl::parseToolCommandLine("tdsl-run", argc, argv, desc, kHelp, p, opts))
