@@ -59,7 +59,9 @@ intrinsicDecl : INTRINSIC ID '(' ID ',' ID ')' ';' ;
 
 // `grad NAME = F wrt (P1, …);` (spec §13). `grad` and `wrt` are identifiers (keywords only here,
 // spec §2): the AST builder checks their spelling, so both stay usable as names elsewhere.
-gradDecl : ID ID '=' qualifiedName ID '(' ID (',' ID)* ')' ';' ;
+// The predicate keeps a stray identifier at the start of an item an error there ("expected
+// 'import', 'func', …"), as before `grad` existed.
+gradDecl : {_input->LT(1)->getText() == "grad"}? ID ID '=' qualifiedName ID '(' ID (',' ID)* ')' ';' ;
 
 // ---------------------------------------------------------------------------------------------
 // Function bodies: alloc, for, block
