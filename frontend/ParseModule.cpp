@@ -740,15 +740,10 @@ private:
     return d;
   }
 
-  /// `grad NAME = F wrt (P1, …);`: the grammar reads `grad` and `wrt` as identifiers.
+  /// `grad NAME = F wrt (P1, …);`: the grammar reads `grad` (its predicate checks it) and `wrt`
+  /// as identifiers.
   ast::ItemPtr grad(P::GradDeclContext *c) {
     std::vector<antlr4::tree::TerminalNode *> ids = c->ID();
-    if (ids[0]->getText() != "grad") {
-      diags_.error(range(ids[0]), "expected an item (import, func, graph, extern, const, grad "
-                                  "or schedule), got '" +
-                                      ids[0]->getText() + "'");
-      return nullptr;
-    }
     if (ids[2]->getText() != "wrt") {
       diags_.error(range(ids[2]), "expected 'wrt' after 'grad " + ids[1]->getText() + " = " +
                                       c->qualifiedName()->getText() + "', got '" +

@@ -238,22 +238,6 @@ std::string typeString(DType t, const std::vector<Expr> &shape) {
   return s + "]";
 }
 
-/// The inputs and outputs of what a graph can call: a func, an extern, or another graph (its
-/// results are its outputs, spec §8).
-struct CalleeSignature {
-  const std::vector<FuncParam> *inputs = nullptr;
-  const std::vector<Buffer> *outputs = nullptr;
-};
-CalleeSignature signatureOf(const Func &f) {
-  if (auto *p = f.as<PrimFunc>())
-    return {&p->inputs, &p->outputs};
-  if (auto *e = f.as<ExternFunc>())
-    return {&e->inputs, &e->outputs};
-  if (auto *g = f.as<GraphFunc>())
-    return {&g->inputs, &g->results};
-  return {};
-}
-
 struct Value {
   Buffer buffer; // a tensor value
   Var scalar;    // a scalar input
@@ -478,15 +462,10 @@ private:
       return std::nullopt; // reported by name resolution
     auto fit = funcs_.find(cv.resolved);
     if (fit == funcs_.end())
-      return std::nullopt; // the callee itself had errors
-    Func callee = fit->second;
-    if (callee.name() == name_) {
-      diags_.error(cv.callee.range, "graph '" + name_ + "' calls itself");
-      return std::nullopt;
-    }
-    CalleeSignature signature = signatureOf(callee);
-    const std::vector<FuncParam> &params = *signature.inputs;
-    const std::vector<Buffer> &outs = *signature.outputs;
+      return std::nullopt;     // the callee itself had errors
+    Func callee = fit->second; // a func, an extern, or a graph (graphOrder refused cycles)
+    const std::vector<FuncParam> &params = calleeInputs(callee);
+    const std::vector<Buffer> &outs = calleeOutputs(callee);
     std::string cname = "'" + cv.callee.str() + "'";
     // Purity (spec §8): inside dataflow only funcs and pure externs.
     if (auto *ext = callee.as<ExternFunc>(); ext && !ext->pure && inDataflow) {

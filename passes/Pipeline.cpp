@@ -54,32 +54,11 @@ void dropUncalled(ir::Module &m, const std::vector<graph::DerivedFunc> &instance
       std::vector<std::string> c = ir::graphCallees(*g);
       called.insert(c.begin(), c.end());
     }
-  // The ones kept go before the module's first graph, where a re-parse of the printed IR puts
-  // them (funcs and externs first, then graphs), so that the round trip prints the same text.
   std::vector<ir::Func> derived;
   for (const ir::Func &f : m.functions())
     if (made.count(f.name()) && called.count(f.name()))
       derived.push_back(f);
-  ir::Module kept;
-  kept.imports = m.imports;
-  kept.constants = m.constants;
-  kept.intrinsics = m.intrinsics;
-  kept.grads = m.grads;
-  bool placed = false;
-  for (const ir::Func &f : m.functions()) {
-    if (made.count(f.name()))
-      continue;
-    if (!placed && f.as<ir::GraphFunc>() && f.name().find('.') == std::string::npos) {
-      for (const ir::Func &d : derived)
-        kept.add(d);
-      placed = true;
-    }
-    kept.add(f);
-  }
-  if (!placed)
-    for (const ir::Func &d : derived)
-      kept.add(d);
-  m = std::move(kept);
+  graph::placeDerived(m, made, derived);
 }
 
 } // namespace

@@ -240,11 +240,6 @@ struct BlockInfo {
   SourceLoc loc;
 };
 
-struct Failure {
-  SourceLoc at;
-  std::string message;
-};
-
 bool sameIndices(const std::vector<Expr> &a, const std::vector<Expr> &b) {
   if (a.size() != b.size())
     return false;
@@ -295,18 +290,18 @@ public:
   Deriver(const PrimFunc &f, const std::vector<size_t> &wrt, const std::vector<size_t> &cotangents)
       : f_(f), wrt_(wrt), cotangents_(cotangents) {}
 
-  std::optional<Adjoint> run(const std::string &name, Failure &failure) {
+  std::optional<Adjoint> run(const std::string &name, GradError &error) {
     try {
       return derive(name);
-    } catch (const Failure &e) {
-      failure = e;
+    } catch (const GradError &e) {
+      error = e;
       return std::nullopt;
     }
   }
 
 private:
   [[noreturn]] void fail(SourceLoc at, std::string message) {
-    throw Failure{at.valid() ? at : f_.loc, std::move(message)};
+    throw GradError{at.valid() ? at : f_.loc, std::move(message), {}, {}};
   }
 
   // -------------------------------------------------------------------------------------------
@@ -974,22 +969,30 @@ private:
       ensureInitialized(g);
     // Intermediates the adjoint reads, recomputed (with what their writers read).
     std::set<const StmtNode *> recompute;
+    auto writesRead = [&](const BlockInfo &b) {
+      return std::any_of(b.stores.begin(), b.stores.end(), [&](const Store &s) {
+        return isAlloc(s.buffer) && read_.count(s.buffer.get());
+      });
+    };
     for (bool grew = true; grew;) {
       grew = false;
-      for (const BlockInfo &b : blocks_)
-        for (const Store &s : b.stores)
-          if (isAlloc(s.buffer) && read_.count(s.buffer.get()))
-            for (const Store &t : b.stores) {
-              for (const Buffer &r : loadedBuffers(t.value))
-                grew |= read_.insert(r.get()).second;
-              for (const Expr &i : t.indices)
-                for (const Buffer &r : loadedBuffers(i))
-                  grew |= read_.insert(r.get()).second;
-              if (t.guard.defined())
-                for (const Buffer &r : loadedBuffers(t.guard))
-                  grew |= read_.insert(r.get()).second;
-              recompute.insert(b.stmt.get());
-            }
+      for (const BlockInfo &b : blocks_) {
+        if (recompute.count(b.stmt.get()) || !writesRead(b))
+          continue;
+        recompute.insert(b.stmt.get());
+        grew = true;
+        for (const Store &t : b.stores) {
+          std::vector<Buffer> reads = loadedBuffers(t.value);
+          for (const Expr &i : t.indices)
+            for (const Buffer &r : loadedBuffers(i))
+              reads.push_back(r);
+          if (t.guard.defined())
+            for (const Buffer &r : loadedBuffers(t.guard))
+              reads.push_back(r);
+          for (const Buffer &r : reads)
+            read_.insert(r.get());
+        }
+      }
     }
     std::vector<Stmt> forward;
     std::vector<Buffer> forwardAllocs;
@@ -1096,13 +1099,7 @@ private:
 std::optional<Adjoint> deriveAdjoint(const PrimFunc &f, const std::string &name,
                                      const std::vector<size_t> &wrt,
                                      const std::vector<size_t> &cotangents, GradError &error) {
-  Failure failure;
-  std::optional<Adjoint> out = Deriver(f, wrt, cotangents).run(name, failure);
-  if (!out) {
-    error.at = failure.at;
-    error.message = failure.message;
-  }
-  return out;
+  return Deriver(f, wrt, cotangents).run(name, error);
 }
 
 } // namespace tdsl::grad

@@ -79,8 +79,8 @@ private:
       shape.push_back(VarRef::make(dims.back()));
     }
     DType t = like.dtype();
-    Buffer a("a", t, shape, BufferRole::Input), b("b", t, shape, BufferRole::Input),
-        c(add ? "c" : "z", t, shape, BufferRole::Output);
+    Buffer a("a", t, shape, BufferRole::Input), c(add ? "c" : "z", t, shape, BufferRole::Output);
+    Buffer b = add ? Buffer("b", t, shape, BufferRole::Input) : Buffer();
     std::vector<IterVar> axes;
     std::vector<Expr> idx;
     for (size_t i = 0; i < like.rank(); ++i) {
@@ -390,32 +390,13 @@ bool expandGrads(Module &m, const std::function<void(const GradError &)> &report
     item.derived = true;
   if (!ok)
     return false;
-  // The funcs made go before the module's first own graph, where a re-parse of the printed IR
-  // puts them (funcs first, then graphs).
   std::set<std::string> names;
-  for (const Func &f : made)
+  std::vector<Func> current;
+  for (const Func &f : made) {
     names.insert(f.name());
-  Module out;
-  out.imports = m.imports;
-  out.constants = m.constants;
-  out.intrinsics = m.intrinsics;
-  out.unscheduled = m.unscheduled;
-  out.grads = m.grads;
-  bool placed = false;
-  for (const Func &f : m.functions()) {
-    if (names.count(f.name()))
-      continue;
-    if (!placed && f.as<GraphFunc>() && graph::isOwnName(f.name())) {
-      for (const Func &d : made)
-        out.add(m.lookup(d.name()));
-      placed = true;
-    }
-    out.add(f);
+    current.push_back(m.lookup(f.name()));
   }
-  if (!placed)
-    for (const Func &d : made)
-      out.add(m.lookup(d.name()));
-  m = std::move(out);
+  graph::placeDerived(m, names, current);
   return true;
 }
 

@@ -33,6 +33,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,12 @@ inline void takeConstants(ir::ScheduleScript &script, const DerivedFunc &d) {
 void inlineGraphs(ir::Module &module);
 /// The same for one graph of `module`.
 ir::Func inlineGraphCalls(const ir::Module &module, const ir::GraphFunc &g);
+
+/// `module` without the functions named in `made`, then `derived` (functions a pass made, to
+/// keep) placed before the module's first own graph, where a re-parse of the printed IR puts
+/// them (funcs and externs first, then graphs), so that the round trip prints the same text.
+void placeDerived(ir::Module &module, const std::set<std::string> &made,
+                  const std::vector<ir::Func> &derived);
 
 /// The pass names, in order ("graph.fold-constants", ...).
 const std::vector<std::string> &graphPassNames();
