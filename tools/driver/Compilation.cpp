@@ -8,7 +8,7 @@
 #include "frontend/Sema.h"
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
-#include "tools/driver/TuningDb.h"
+#include "tune/Database.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,9 +1,11 @@
-//===- tools/driver/TuningDb.h - The tuning database of tdsl-tune -----------------------------===//
+//===- tune/Database.h - The tuning database --------------------------------------------------===//
 //
 // The database tdsl-tune writes and `tdslc --tuning-db` reads (spec §7, §12; docs/tuning.md):
 // JSON lines, one record per measurement, keyed by a structural hash of the function (its
 // printed IR before scheduling, -D constants bound) and by the target (CPU model, ISA features,
-// thread count), so that a record measured on one machine never applies to another.
+// thread count), so that a record measured on one machine never applies to another. Database is
+// MetaSchedule's seam: the search reads and commits records through it, in memory
+// (MemoryDatabase, for tests) or in a file (JsonDatabase).
 //
 //===------------------------------------------------------------------------------------------===//
 #pragma once
@@ -63,4 +65,39 @@ std::vector<Measured> measuredCandidates(const std::vector<Record> &records, con
 /// The record of the fastest candidate by median (measuredCandidates), or null.
 const Record *best(const std::vector<Record> &records, const std::string &key,
                    const std::string &target);
+
+/// Where the records of a tuning run are kept: every record there was when it opened, then
+/// those committed, in order. Pointers into records() hold until the next commit().
+class Database {
+public:
+  virtual ~Database() = default;
+  const std::vector<Record> &records() const { return records_; }
+  /// Keeps `r`; false when it cannot be stored (then it is not kept).
+  virtual bool commit(const Record &r) = 0;
+
+protected:
+  std::vector<Record> records_;
+};
+
+/// Records in memory only.
+class MemoryDatabase : public Database {
+public:
+  MemoryDatabase() = default;
+  explicit MemoryDatabase(std::vector<Record> records) { records_ = std::move(records); }
+  bool commit(const Record &r) override;
+};
+
+/// A JSON-lines file (readRecords, appendRecord): a file that is not a tuning database is
+/// refused by open() and never written.
+class JsonDatabase : public Database {
+public:
+  /// Reads `file` (a missing one is an empty database, created by the first commit); false,
+  /// with `error`, when it is not a tuning database or cannot be read.
+  bool open(const std::string &file, std::string &error);
+  bool commit(const Record &r) override;
+  const std::string &file() const { return file_; }
+
+private:
+  std::string file_;
+};
 } // namespace tdsl::tuning

@@ -1,8 +1,8 @@
-//===- tools/driver/TuningDb.cpp - The tuning database of tdsl-tune ---------------------------===//
+//===- tune/Database.cpp - The tuning database ------------------------------------------------===//
 //
-// Implementation of tools/driver/TuningDb.h.
+// Implementation of tune/Database.h.
 
-#include "tools/driver/TuningDb.h"
+#include "tune/Database.h"
 
 #include "ir/IRPrinter.h"
 
@@ -190,6 +190,25 @@ const Record *best(const std::vector<Record> &records, const std::string &key,
                    const std::string &target) {
   std::vector<Measured> m = measuredCandidates(records, key, target);
   return m.empty() ? nullptr : m[0].median;
+}
+
+bool MemoryDatabase::commit(const Record &r) {
+  records_.push_back(r);
+  return true;
+}
+
+bool JsonDatabase::open(const std::string &file, std::string &error) {
+  file_ = file;
+  records_.clear();
+  std::error_code ec;
+  return !std::filesystem::exists(file, ec) || readRecords(file, records_, error);
+}
+
+bool JsonDatabase::commit(const Record &r) {
+  if (!appendRecord(file_, r))
+    return false;
+  records_.push_back(r);
+  return true;
 }
 
 } // namespace tdsl::tuning
