@@ -46,9 +46,8 @@ bool Tuner::run() {
             out.push_back(*b);
       return out;
     };
-    const char *phase = "random";
-    ctx_.progress = [&](const char *p) {
-      phase = p;
+    ctx_.progress = [this](const char *p) {
+      phase_ = p;
       progress(p);
     };
     for (size_t i = 0; i < tasks_.size(); ++i) {
@@ -63,7 +62,7 @@ bool Tuner::run() {
       if (!searchTask(t, ctx_, opts_.search, timeLeft, anyTimeLeft))
         return false;
     }
-    progress(phase, true);
+    progress(phase_, true);
   }
   if (ctx_.trialsDone > 0 && ctx_.trialsOk == 0) {
     std::cerr << "tdsl-tune: error: none of the " << ctx_.trialsDone

@@ -43,6 +43,7 @@ private:
   SearchContext &ctx_;
   TunerOptions opts_;
   std::ostream *progress_;
+  const char *phase_ = "random"; ///< of the last trial, for the final progress line
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
