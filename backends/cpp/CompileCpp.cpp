@@ -54,7 +54,8 @@ std::vector<std::string> driverArguments(const std::string &bufferName,
     args.insert(args.end(), {"-Rpass-missed=loop-vectorize", "-Rpass-analysis=loop-vectorize"});
   else
     args.push_back("-w");
-  if (!options.mcpu.empty())
+  // ("generic", the default CPU of a --triple, is Clang's own default: no flag.)
+  if (!options.mcpu.empty() && options.mcpu != "generic")
     args.push_back((triple.isX86() ? "-march=" : "-mcpu=") + options.mcpu);
   if (options.fastMath)
     args.push_back("-ffast-math");
@@ -85,7 +86,7 @@ std::vector<std::string> driverArguments(const std::string &bufferName,
 
 bool compileCpp(const std::string &code, const std::string &bufferName,
                 const CompileOptions &options, std::string &output, std::string &errors) {
-  llvmgen::initialiseNativeTarget();
+  llvmgen::initialiseTargets();
   llvm::raw_string_ostream diagStream(errors);
   llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> diagOptions(new clang::DiagnosticOptions());
   clang::DiagnosticsEngine diags(
@@ -94,7 +95,7 @@ bool compileCpp(const std::string &code, const std::string &bufferName,
 
   // Step 1. The driver builds the one -cc1 job (it looks at the file system for the GCC
   // installation and the headers, but not for the input, which lives in memory).
-  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  llvm::Triple triple(llvmgen::normaliseTriple(options.triple));
   clang::driver::Driver driver(TDSL_CLANG_EXECUTABLE, triple.str(), diags, "tdslc --via=cpp");
   driver.setCheckInputsExist(false);
   std::vector<std::string> args = driverArguments(bufferName, options, triple);

@@ -18,6 +18,7 @@
 namespace tdsl::cpp {
 
 struct CompileOptions {
+  std::string triple;          ///< the target triple (--target=); "": the host's
   int optLevel = 2;            ///< -O0..-O3
   std::string mcpu = "native"; ///< the target CPU (-march= on x86); "native": the host's
   std::string mattr;           ///< "+avx512f,-fma": each becomes -target-feature
@@ -27,7 +28,9 @@ struct CompileOptions {
   bool assembly = false;       ///< textual assembly instead of an ELF object
 };
 
-/// Compiles `code` (a C++17 translation unit, named `bufferName` in messages) for the host.
+/// Compiles `code` (a C++17 translation unit, named `bufferName` in messages) for the host, or
+/// for `options.triple` (the headers of that target's GCC installation, as Clang finds them:
+/// /usr/aarch64-linux-gnu for the Debian cross toolchain).
 /// Returns true and the object (or assembly) bytes in `output`; false with Clang's
 /// diagnostics in `errors` (the emitted code should never fail: that is a backend bug, or a
 /// bad --mcpu/--mattr).

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <tuple>
 
 namespace tdsl::llvmgen {
 
@@ -51,22 +52,45 @@ struct QuietDiagnostics : llvm::DiagnosticHandler {
 
 } // namespace
 
-void initialiseNativeTarget() {
+void initialiseTargets() {
   static std::once_flag once;
   std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    llvm::InitializeNativeTargetAsmParser();
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+    llvm::InitializeAllAsmParsers();
   });
 }
 
+std::string normaliseTriple(const std::string &triple) {
+  return llvm::Triple::normalize(triple.empty() ? llvm::sys::getDefaultTargetTriple() : triple);
+}
+
+std::string checkTriple(const std::string &triple) {
+  initialiseTargets();
+  std::string normalised = normaliseTriple(triple), lookupError;
+  if (llvm::Triple(normalised).getArch() == llvm::Triple::UnknownArch ||
+      !llvm::TargetRegistry::lookupTarget(normalised, lookupError))
+    return "unknown target triple '" + triple +
+           "' for --triple (e.g. aarch64-linux-gnu, x86_64-linux-gnu)";
+  return "";
+}
+
 bool resolveTarget(const TargetOptions &options, ResolvedTarget &out, std::string &error) {
-  initialiseNativeTarget();
-  out.triple = llvm::Triple::normalize(llvm::sys::getDefaultTargetTriple());
+  initialiseTargets();
+  out.triple = normaliseTriple(options.triple);
+  if (std::string bad = checkTriple(options.triple); !bad.empty()) {
+    error = bad;
+    return false;
+  }
   std::string lookupError;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(out.triple, lookupError);
-  if (!target) {
-    error = "no LLVM target for '" + out.triple + "': " + lookupError;
+  bool host = llvm::Triple(out.triple).getArch() ==
+              llvm::Triple(llvm::sys::getDefaultTargetTriple()).getArch();
+  if ((options.mcpu.empty() || options.mcpu == "native") && !host) {
+    error = "--mcpu=native names this machine's CPU, not one of '" + out.triple +
+            "' (omit --mcpu for its generic CPU, or name one: e.g. cortex-a72, neoverse-n1)";
     return false;
   }
   std::vector<std::string> features;
@@ -79,8 +103,9 @@ bool resolveTarget(const TargetOptions &options, ResolvedTarget &out, std::strin
     out.cpu = options.mcpu;
     std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(out.triple, "", ""));
     if (!info || !info->isCPUStringValid(out.cpu)) {
-      error = "unknown CPU '" + out.cpu +
-              "' for --mcpu (LLVM's names, e.g. x86-64, x86-64-v3, skylake-avx512, native)";
+      error = "unknown CPU '" + out.cpu + "' for --mcpu" +
+              (host ? " (LLVM's names, e.g. x86-64, x86-64-v3, skylake-avx512, native)"
+                    : " with --triple=" + options.triple + " (LLVM's names for that target)");
       return false;
     }
   }
@@ -99,7 +124,9 @@ bool resolveTarget(const TargetOptions &options, ResolvedTarget &out, std::strin
       for (const llvm::SubtargetFeatureKV &kv : info->getAllProcessorFeatures())
         known |= name == kv.Key;
       if (!known) {
-        error = "unknown feature '" + name.str() + "' in --mattr (LLVM's names, e.g. +avx2,-fma)";
+        error = "unknown feature '" + name.str() + "' in --mattr" +
+                (host ? " (LLVM's names, e.g. +avx2,-fma)"
+                      : " for '" + out.triple + "' (LLVM's names for that target, e.g. +sve)");
         return false;
       }
     }
@@ -139,7 +166,7 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetOptions &op
 }
 
 std::string hostLacks(const TargetOptions &options) {
-  initialiseNativeTarget();
+  initialiseTargets();
   std::string error;
   std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(options, error);
   if (!machine)
@@ -194,9 +221,9 @@ int simdLanes32(const TargetOptions &options) {
   // Every compilation asks (the built-in `simd_lanes`); a TargetMachine and the host's features
   // cost more than a small file's whole compile, so the answer is kept per CPU and features.
   static std::mutex mutex;
-  static std::map<std::pair<std::string, std::string>, int> known;
+  static std::map<std::tuple<std::string, std::string, std::string>, int> known;
   std::lock_guard<std::mutex> lock(mutex);
-  auto [it, fresh] = known.try_emplace({options.mcpu, options.mattr}, 0);
+  auto [it, fresh] = known.try_emplace({options.triple, options.mcpu, options.mattr}, 0);
   if (fresh)
     it->second = hostLanes32(options);
   return it->second;

@@ -1,9 +1,10 @@
 //===- backends/llvm/Target.h - Target machine, optimisation, objects ---------------------===//
 //
-// The host target (x86-64 here) configured from --mcpu/--mattr ("native": the host CPU and
-// its features), the -O0..-O3 pipelines of the new pass manager
-// (PassBuilder::buildPerModuleDefaultPipeline, or buildO0DefaultPipeline), and ELF objects or
-// assembly through the legacy code generation pass manager. Position independent code.
+// The CPU target: the host's triple, or another one (tdslc --triple, spec §9: AArch64,
+// x86-64), configured from --mcpu/--mattr ("native": the host CPU and its features), the -O0..-O3
+// pipelines of the new pass manager (PassBuilder::buildPerModuleDefaultPipeline, or
+// buildO0DefaultPipeline), and ELF objects or assembly through the legacy code generation pass
+// manager. Position independent code.
 //
 //===--------------------------------------------------------------------------------------===//
 #pragma once
@@ -21,11 +22,22 @@ class TargetMachine;
 
 namespace tdsl::llvmgen {
 
-/// Registers the host's target, assembly printer and parser with LLVM, once per process (the
-/// LLVM route and the C++ route's in-process Clang both need them).
-void initialiseNativeTarget();
+/// Registers every target LLVM was built with (the host's and the cross targets of --triple),
+/// with its assembly printer and parser, once per process (the LLVM route and the C++ route's
+/// in-process Clang both need them).
+void initialiseTargets();
+
+/// The normalised form of `triple` ("aarch64-linux-gnu" -> "aarch64-unknown-linux-gnu"); ""
+/// stands for the host's triple.
+std::string normaliseTriple(const std::string &triple);
+
+/// Why LLVM cannot compile for `triple` (an unknown architecture, or one this LLVM was built
+/// without), or "" when it can.
+std::string checkTriple(const std::string &triple);
 
 struct TargetOptions {
+  /// The target triple ("": the host's); with another one, "native" is refused.
+  std::string triple;
   std::string mcpu = "native"; ///< "native": the host CPU, with the host's features
   std::string mattr;           ///< "+avx2,-fma": added to the CPU's features
   int optLevel = 2;            ///< 0..3
@@ -45,7 +57,7 @@ struct ResolvedTarget {
 /// Returns false with `error` set for an unknown CPU.
 bool resolveTarget(const TargetOptions &options, ResolvedTarget &out, std::string &error);
 
-/// A TargetMachine for the host triple; nullptr with `error` set when the CPU is unknown.
+/// A TargetMachine for the triple of `options`; nullptr with `error` set when the CPU is unknown.
 std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetOptions &options,
                                                          std::string &error);
 
@@ -59,7 +71,8 @@ std::string hostLacks(const TargetOptions &options);
 char vectorMathIsa(const llvm::TargetMachine &machine);
 
 /// How many 32-bit lanes the widest vector registers of the target of `options` hold: 16 with
-/// AVX-512F, 8 with AVX, 4 otherwise (SSE2, NEON); 8 when the options name no known CPU (the
+/// AVX-512F, 8 with AVX, 4 otherwise (SSE2; AArch64's NEON, and SVE, whose vectors are at
+/// least that wide); 8 when the options name no known CPU (the
 /// compilation reports that itself). The schedules' built-in `simd_lanes` (docs/language.md).
 int simdLanes32(const TargetOptions &options);
 

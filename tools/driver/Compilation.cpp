@@ -152,13 +152,14 @@ Compilation::Compilation(const DriverOptions &opts, std::ostream &err) : opts_(o
   state_->sampling.seed = opts.seed;
   state_->pipeline.sampling = &state_->sampling;
   // `simd_lanes` (the schedules' built-in, graph.pack-weights' channel block): the CPU target's
-  // vector width (--mcpu/--mattr), 1 on cuda; -D simd_lanes=V sets it.
+  // vector width (--triple/--mcpu/--mattr), 1 on cuda; -D simd_lanes=V sets it.
   if (std::optional<int64_t> v = opts.defines.lookup(kSimdLanes)) {
     state_->pipeline.simdLanes = *v;
   } else if (opts.target == Target::CUDA) {
     state_->pipeline.simdLanes = 1;
   } else {
     llvmgen::TargetOptions target;
+    target.triple = opts.triple;
     target.mcpu = opts.mcpu;
     target.mattr = opts.mattr;
     state_->pipeline.simdLanes = llvmgen::simdLanes32(target);

@@ -7,6 +7,7 @@
 #include "tools/driver/Driver.h"
 
 #include "backends/dot/Dot.h"
+#include "backends/llvm/Target.h"
 #include "frontend/ASTPrinter.h"
 #include "ir/IRPrinter.h"
 #include "support/Diagnostics.h"
@@ -39,11 +40,11 @@ po::options_description optionsDescription() {
   po::options_description d;
   cl::addToolOptions(d);
   cl::addCompileOptions(d);
-  d.add_options()("version", "")("emit", cl::value(), "")("output,o", cl::value(), "")(
-      "remarks", "")("print-ir-after-all", "")("print-ir-after", cl::value(), "")(
-      "print-ir-before", cl::value(), "")("list-passes", "")("MD", "")("MF", cl::value(), "")(
-      "Werror", "")("error-limit", cl::value(), "")("color", cl::value(), "")("input", cl::value(),
-                                                                              "");
+  d.add_options()("version", "")("triple", cl::value(), "")("emit", cl::value(), "")(
+      "output,o", cl::value(), "")("remarks", "")("print-ir-after-all", "")(
+      "print-ir-after", cl::value(), "")("print-ir-before", cl::value(), "")("list-passes", "")(
+      "MD", "")("MF", cl::value(), "")("Werror", "")("error-limit", cl::value(), "")(
+      "color", cl::value(), "")("input", cl::value(), "");
   return d;
 }
 
@@ -56,6 +57,9 @@ Output:
   -MF FILE                   name of the dependency file (with -MD; default: output.d)
 Code generation:
   --target=cpu|cuda          target (default cpu)
+  --triple=TRIPLE            the CPU target's triple (default the host's), e.g.
+                             aarch64-linux-gnu; --mcpu/--mattr then name that target's
+                             CPUs and features (default its generic CPU)
   --mcpu=NAME                target CPU (default native for cpu)
   --mattr=+avx512f,...       target features
   -O0, -O1, -O2, -O3         optimisation level (default -O2)
@@ -142,6 +146,14 @@ std::optional<int> parseCommandLine(int argc, const char *const *argv, DriverOpt
   if (std::string error = cl::readToolOptions(p, opts); !error.empty())
     return fail(error);
   cl::readCompileOptions(p, opts);
+  if (auto t = p.last("triple")) {
+    if (std::string error = llvmgen::checkTriple(*t); !error.empty())
+      return fail(error);
+    opts.triple = *t;
+    // As Clang's --target: the target's generic CPU unless --mcpu names one.
+    if (!p.last("mcpu"))
+      opts.mcpu = "generic";
+  }
   opts.remarks = p.has("remarks");
   opts.printIRAfterAll = p.has("print-ir-after-all");
   opts.printIRAfter = p.all("print-ir-after");
@@ -191,6 +203,25 @@ std::string checkOptions(const DriverOptions &opts) {
        opts.emit == EmitKind::LLVM || opts.emit == EmitKind::Bitcode))
     return std::string("--emit=") + emitKindName(opts.emit) +
            " makes CPU code; with --target=cuda use --emit=cuda (or ir, lowered, header)";
+  if (!opts.triple.empty() && opts.target == Target::CUDA)
+    return "--triple names a CPU target; --target=cuda compiles for the GPU";
+  // The database's records are this machine's timings, keyed by its CPU: not another target's.
+  if (!opts.triple.empty() && !opts.tuningDb.empty())
+    return "--tuning-db applies this machine's tuning records; it cannot be combined with "
+           "--triple";
+  // A CPU, a feature or a triple LLVM does not know is a bad command line whatever --emit is
+  // (simd_lanes depends on them from the schedules on).
+  if (opts.target == Target::CPU &&
+      (!opts.triple.empty() || opts.mcpu != "native" || !opts.mattr.empty())) {
+    llvmgen::TargetOptions target;
+    target.triple = opts.triple;
+    target.mcpu = opts.mcpu;
+    target.mattr = opts.mattr;
+    llvmgen::ResolvedTarget resolved;
+    std::string error;
+    if (!llvmgen::resolveTarget(target, resolved, error))
+      return error;
+  }
   // The CUDA pipeline has no lower.bounds-check step: refused rather than silently ignored
   // where it would lower (the front-end views ast and ir do not).
   if (opts.target == Target::CUDA && opts.boundsCheck && opts.emit != EmitKind::AST &&

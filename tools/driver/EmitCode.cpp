@@ -28,10 +28,11 @@ std::string headerGuard(const std::string &file) {
 }
 
 /// The code-generation options both CPU routes take (cpp::CompileOptions for --via=cpp,
-/// llvmgen::TargetOptions for the LLVM backend): -O, --mcpu, --mattr, the float options and
-/// --remarks.
+/// llvmgen::TargetOptions for the LLVM backend): --triple, -O, --mcpu, --mattr, the float options
+/// and --remarks.
 template <typename Options> Options codeGenOptions(const DriverOptions &opts) {
   Options o;
+  o.triple = opts.triple;
   o.optLevel = opts.optLevel;
   o.mcpu = opts.mcpu;
   o.mattr = opts.mattr;

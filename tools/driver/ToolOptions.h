@@ -42,6 +42,7 @@ struct ToolOptions {
   std::string tuningDb;
 
   // The code generation options of tdslc and tdsl-run (cl::addCompileOptions, spec §9).
+  std::string triple;                     ///< tdslc --triple ("": the host's)
   std::string mcpu = "native", mattr;     ///< --mcpu, --mattr
   bool fastMath = false;                  ///< --ffast-math
   std::vector<std::string> scheduleFiles; ///< --schedule FILE (repeatable)

@@ -9,7 +9,8 @@ usage: run_model.py TDSL_IMPORT TDSLC TDSL_RUN TMPDIR --mode=consts|inputs CASE[
 --mode=inputs first turns every `const NAME: T = load("F");` into a graph input NAME: T fed
 from F, which tests the translation without graph constants.
 ROUTES narrows the routes (comma-separated names of routes.py: interp, interp-noschedule, cpp,
-llvm-jit, llvm-obj); the default is all of them.
+llvm-jit, llvm-obj, and the cross routes a64-obj, a64-cpp); the default is all but the cross
+routes.
 Prints `MATCH CASE: routes` or `MISMATCH …` lines (routes.py) and exits 1 on a mismatch."""
 import os
 import re
@@ -89,10 +90,12 @@ def run(spec):
         args[tdsl_name] = value
     results = re.search(r"^  return (.*);", src, re.M).group(1).split(", ")
     routes.SOURCE = out
-    for route in routes.ROUTES:  # the harness executables are per module, all named `main`
+    every = routes.ROUTES + routes.CROSS_ROUTES
+    for route in every:  # the harness executables are per module, all named `main`
         if hasattr(route, "built"):
             route.built.clear()
-    routes._active = [r for r in routes.ROUTES if not wanted or r.name in wanted.split(",")]
+    # (The cross routes run only where named.)
+    routes._active = [r for r in every if r.name in wanted.split(",")] if wanted else routes.ROUTES
     # atol below 1 scales with the outputs' largest magnitude: a model whose outputs are all
     # tiny (MobileNetV2 with random weights: about 1e-9) is compared at that scale, not
     # within an absolute 1e-4 that any result would meet.

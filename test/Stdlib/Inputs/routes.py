@@ -22,6 +22,11 @@ Routes (ROUTES below; adding a backend is one line there):
 - llvm-jit          `tdsl-run` without --interpret (the LLVM JIT);
 - llvm-obj          `tdslc --emit=obj` (LLVM directly) linked with the same harness.
 Every route always runs: one that breaks fails the case, it is never skipped.
+Cross-compiled routes (CROSS_ROUTES; test/Cross runs them, they run only when
+TDSL_STDLIB_ROUTES names them):
+- a64-obj           `tdslc --triple=aarch64-linux-gnu --emit=obj` linked with the harness by
+                    aarch64-linux-gnu-g++ -fopenmp (libgomp), run under qemu-aarch64-static;
+- a64-cpp           the same with --via=cpp (the C++ compiled for AArch64 by the Clang libraries).
 Every route takes graphs too (a graph's header declares the funcs it calls first; the
 end-to-end graphs are in examples.test).
 `TDSL_STDLIB_ROUTES=interp,cpp` restricts the routes (for debugging).
@@ -139,9 +144,22 @@ def _literal(value):
     return repr(float(value)) + "f" if isinstance(value, float) else str(value)
 
 
-def _compile_harness(func, consts, inputs, outputs, stem, obj_flags):
+class Toolchain:
+    """Where a compiled route's executable is built and run: the host's g++, or a cross g++
+    (Debian's searches /usr/include after the target's headers: dlpack.h is found) whose
+    executables run under QEMU user emulation (`-L` the target's libraries)."""
+
+    def __init__(self, cxx, run_prefix=()):
+        self.cxx, self.run_prefix = cxx, list(run_prefix)
+
+
+HOST = Toolchain("g++")
+A64 = Toolchain("aarch64-linux-gnu-g++", ["qemu-aarch64-static", "-L", "/usr/aarch64-linux-gnu"])
+
+
+def _compile_harness(func, consts, inputs, outputs, stem, obj_flags, tools=HOST):
     """Emits `func` (C++ compiled by g++, or an object from tdslc when obj_flags is set) and
-    links it with the harness; returns the executable."""
+    links it with the harness by `tools`; returns the executable."""
     flags = ["--func", func] + _defines(func, consts)
     header = stem + ".h"
     args = [TDSLC, SOURCE, "--emit=header", "-o", header] + flags
@@ -153,7 +171,7 @@ def _compile_harness(func, consts, inputs, outputs, stem, obj_flags):
                  for v in list(inputs.values()) + list(outputs.values())]
     # The call, compiled with the function's header; the harness's main() is compiled once.
     shim = harness_split.shim(stem + "_call.cpp", header, symbol, call_args)
-    driver = harness_split.driver(TMP, CXXFLAGS, lambda args: _ok(_run(args), args))
+    driver = harness_split.driver(TMP, CXXFLAGS, lambda args: _ok(_run(args), args), tools.cxx)
     exe = stem + ".exe"
     if obj_flags is None:
         args = [TDSLC, SOURCE, "--emit=cpp", "-o", stem + ".cpp"] + flags
@@ -162,7 +180,9 @@ def _compile_harness(func, consts, inputs, outputs, stem, obj_flags):
     else:
         args = [TDSLC, SOURCE, "--emit=obj", "-o", stem + ".o"] + obj_flags + flags
         _ok(_run(args), args)
-        args = ["g++"] + CXXFLAGS + [shim, stem + ".o", driver, "-o", exe] + OBJ_LDFLAGS
+        # The host links LLVM's libomp (the JIT's); a target its GCC's libgomp (-fopenmp).
+        ldflags = OBJ_LDFLAGS if tools is HOST else ["-fopenmp", "-lm"]
+        args = [tools.cxx] + CXXFLAGS + [shim, stem + ".o", driver, "-o", exe] + ldflags
     _ok(_run(args), args)
     return exe
 
@@ -171,8 +191,8 @@ class Compiled:
     """Emitted code linked with test/CodeGen/CPP/Inputs/harness.cpp (the _dlpack entry):
     obj_flags None means --emit=cpp compiled by g++, otherwise tdslc --emit=obj with them."""
 
-    def __init__(self, name, obj_flags=None):
-        self.name, self.obj_flags = name, obj_flags
+    def __init__(self, name, obj_flags=None, tools=HOST):
+        self.name, self.obj_flags, self.tools = name, obj_flags, tools
         self.built = {}  # (func, consts) -> executable: shapes are bound at run time
 
 
@@ -182,10 +202,11 @@ class Compiled:
         key = (func, tuple(sorted(consts.items())), scalars)  # scalars are in the call
         if key not in self.built:
             self.built[key] = _compile_harness(func, consts, inputs, outputs, stem,
-                                               self.obj_flags)
+                                               self.obj_flags, self.tools)
         exe = self.built[key]
         paths = _save_inputs(stem, inputs, outputs)
-        args = [exe] + [paths[n] for n, v in inputs.items() if isinstance(v, np.ndarray)]
+        args = self.tools.run_prefix + [exe]
+        args += [paths[n] for n, v in inputs.items() if isinstance(v, np.ndarray)]
         results = {}
         for name in outputs:
             results[name] = "%s_out_%s.npy" % (stem, name)
@@ -201,13 +222,19 @@ ROUTES = [
     Interp("llvm-jit", schedule=True, jit=True),
     Compiled("llvm-obj", obj_flags=[]),
 ]
+CROSS_ROUTES = [
+    Compiled("a64-obj", obj_flags=["--triple=aarch64-linux-gnu"], tools=A64),
+    Compiled("a64-cpp", obj_flags=["--triple=aarch64-linux-gnu", "--via=cpp"], tools=A64),
+]
 
 
 def active_routes():
     wanted = os.environ.get("TDSL_STDLIB_ROUTES")
     # Every route runs: a route that breaks fails the test (none is skipped). The variable
-    # narrows the set by hand while debugging one route.
-    return [r for r in ROUTES if not wanted or r.name in wanted.split(",")]
+    # narrows the set by hand while debugging one route, and names the cross routes.
+    if not wanted:
+        return ROUTES
+    return [r for r in ROUTES + CROSS_ROUTES if r.name in wanted.split(",")]
 
 
 _active = None

@@ -9,13 +9,14 @@ HARNESS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness.cpp"
 _drivers = {}
 
 
-def driver(tmp, cxxflags, run):
+def driver(tmp, cxxflags, run, cxx="g++"):
     """The object of the harness's main(), compiled with `cxxflags` by `run(args)` (which
-    fails the test when g++ fails) the first time these flags are asked for."""
-    key = (tmp, tuple(cxxflags))
+    fails the test when the compiler fails) the first time these flags and this compiler
+    (`cxx`: g++, or a cross compiler such as aarch64-linux-gnu-g++) are asked for."""
+    key = (tmp, tuple(cxxflags), cxx)
     if key not in _drivers:
         obj = os.path.join(tmp, "harness_driver%d.o" % len(_drivers))
-        run(["g++", "-c"] + list(cxxflags) + ["-DTDSL_HARNESS_SPLIT", HARNESS, "-o", obj])
+        run([cxx, "-c"] + list(cxxflags) + ["-DTDSL_HARNESS_SPLIT", HARNESS, "-o", obj])
         _drivers[key] = obj
     return _drivers[key]
 
