@@ -12,6 +12,12 @@
 #
 # Settings: TDSLC (the compiler; found on PATH unless given), TDSL_OMP_LIBRARY (libomp).
 # From an installed TDSL, `find_package(TDSL)` includes this file (packaging/TDSLConfig.cmake.in).
+#
+# Cross-compiling (a toolchain file: CMAKE_CROSSCOMPILING), CMake's conventions give the target:
+# TDSL_TRIPLE, else CMAKE_CXX_COMPILER_TARGET, else CMAKE_SYSTEM_PROCESSOR-linux-gnu (aarch64 ->
+# aarch64-linux-gnu), passed as --triple unless FLAGS has its own; the objects then link the
+# target compiler's OpenMP (find_package(OpenMP): GCC's libgomp; the objects call GOMP_parallel)
+# instead of the host's libomp. docs/cross-compiling.md has an example.
 include_guard(GLOBAL)
 cmake_minimum_required(VERSION 3.20) # DEPFILE with every generator, CMP0116
 
@@ -19,13 +25,29 @@ find_program(TDSLC tdslc DOC "the TDSL compiler")
 if(NOT TDSLC)
   message(FATAL_ERROR "tdslc not found: pass -DTDSLC=/path/to/tdslc")
 endif()
-find_library(TDSL_OMP_LIBRARY NAMES omp PATHS /usr/lib/llvm-19/lib NO_DEFAULT_PATH
-  DOC "LLVM's OpenMP runtime (libomp), needed by kernels with parallel loops")
-if(NOT TDSL_OMP_LIBRARY)
-  find_library(TDSL_OMP_LIBRARY NAMES omp)
-endif()
-if(NOT TDSL_OMP_LIBRARY)
-  message(FATAL_ERROR "LLVM's OpenMP runtime (libomp) not found: install libomp-19-dev")
+if(CMAKE_CROSSCOMPILING)
+  if(NOT TDSL_TRIPLE)
+    if(CMAKE_CXX_COMPILER_TARGET)
+      set(TDSL_TRIPLE ${CMAKE_CXX_COMPILER_TARGET})
+    elseif(CMAKE_SYSTEM_PROCESSOR)
+      set(TDSL_TRIPLE ${CMAKE_SYSTEM_PROCESSOR}-linux-gnu)
+    else()
+      message(FATAL_ERROR "cross-compiling with neither CMAKE_CXX_COMPILER_TARGET nor "
+                          "CMAKE_SYSTEM_PROCESSOR: pass -DTDSL_TRIPLE=<triple>")
+    endif()
+  endif()
+  set(TDSL_TRIPLE ${TDSL_TRIPLE} CACHE STRING "tdslc --triple of tdsl_add_library's objects")
+  find_package(OpenMP REQUIRED COMPONENTS CXX)
+  set(TDSL_OMP_LIBRARY OpenMP::OpenMP_CXX)
+else()
+  find_library(TDSL_OMP_LIBRARY NAMES omp PATHS /usr/lib/llvm-19/lib NO_DEFAULT_PATH
+    DOC "LLVM's OpenMP runtime (libomp), needed by kernels with parallel loops")
+  if(NOT TDSL_OMP_LIBRARY)
+    find_library(TDSL_OMP_LIBRARY NAMES omp)
+  endif()
+  if(NOT TDSL_OMP_LIBRARY)
+    message(FATAL_ERROR "LLVM's OpenMP runtime (libomp) not found: install libomp-19-dev")
+  endif()
 endif()
 set(THREADS_PREFER_PTHREAD_FLAG ON)
 find_package(Threads REQUIRED)
@@ -34,6 +56,10 @@ function(tdsl_add_library name)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "SOURCES;FLAGS")
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "tdsl_add_library(${name}): no SOURCES")
+  endif()
+  set(flags ${ARG_FLAGS})
+  if(TDSL_TRIPLE AND NOT flags MATCHES "(^|;)--triple")
+    list(PREPEND flags --triple=${TDSL_TRIPLE})
   endif()
   set(objdir ${CMAKE_CURRENT_BINARY_DIR}/${name}.tdsl)
   set(incdir ${CMAKE_CURRENT_BINARY_DIR}/${name}.include)
@@ -45,13 +71,13 @@ function(tdsl_add_library name)
     set(obj ${objdir}/${stem}.o)
     set(hdr ${incdir}/${stem}.h)
     add_custom_command(OUTPUT ${obj}
-      COMMAND ${TDSLC} --emit=obj --via=cpp ${ARG_FLAGS} -MD -MF ${obj}.d -o ${obj} ${abs}
+      COMMAND ${TDSLC} --emit=obj --via=cpp ${flags} -MD -MF ${obj}.d -o ${obj} ${abs}
       DEPENDS ${abs} ${TDSLC}
       DEPFILE ${obj}.d
       COMMENT "tdslc ${src} (object)"
       VERBATIM)
     add_custom_command(OUTPUT ${hdr}
-      COMMAND ${TDSLC} --emit=header ${ARG_FLAGS} -MD -MF ${hdr}.d -o ${hdr} ${abs}
+      COMMAND ${TDSLC} --emit=header ${flags} -MD -MF ${hdr}.d -o ${hdr} ${abs}
       DEPENDS ${abs} ${TDSLC}
       DEPFILE ${hdr}.d
       COMMENT "tdslc ${src} (header)"
