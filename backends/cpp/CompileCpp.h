@@ -18,7 +18,7 @@
 namespace tdsl::cpp {
 
 struct CompileOptions {
-  std::string triple;          ///< the target triple (--target=); "": the host's
+  std::string triple;          ///< the target triple (Clang's --target); "": the host's
   int optLevel = 2;            ///< -O0..-O3
   std::string mcpu = "native"; ///< the target CPU (-march= on x86); "native": the host's
   std::string mattr;           ///< "+avx512f,-fma": each becomes -target-feature

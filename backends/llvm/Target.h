@@ -54,7 +54,8 @@ struct TargetOptions {
 struct ResolvedTarget {
   std::string triple, cpu, features;
 };
-/// Returns false with `error` set for an unknown CPU.
+/// Returns false with `error` set for an unknown triple, CPU or feature, or --mcpu=native with
+/// another architecture.
 bool resolveTarget(const TargetOptions &options, ResolvedTarget &out, std::string &error);
 
 /// A TargetMachine for the triple of `options`; nullptr with `error` set when the CPU is unknown.
