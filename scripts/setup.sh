@@ -13,9 +13,10 @@ packages=(
   libcurl4-openssl-dev libxml2-dev libffi-dev clang-format-19 clang-tidy-19
   dpkg-dev pkgconf graphviz python3-matplotlib nlohmann-json3-dev libxgboost-dev
   libonnx-dev libprotobuf-dev python3-onnx python3-torch python3-torchvision libonnx-testdata
-  gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static
+  gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static dataset-fashion-mnist
 )
-# (The cross toolchain and QEMU: test/Cross compiles for AArch64 and runs the programs there.)
+# (The cross toolchain and QEMU: test/Cross compiles for AArch64 and runs the programs there;
+# dataset-fashion-mnist: examples/train and its test.)
 # The editor grammar's test runs vscode-textmate under Node.js (editors/); any node >= 18
 # with npm will do (Debian's packages where none is installed).
 command -v npm > /dev/null || packages+=(nodejs npm)
