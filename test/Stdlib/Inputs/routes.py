@@ -255,17 +255,19 @@ def compare(got, want, rtol, atol):
         float(np.nanmax(np.abs(g - w))))
 
 
-def check(case, func, inputs, want, rtol, atol, consts=None):
+def check(case, func, inputs, want, rtol, atol, consts=None, routes=None):
     """Runs `func` (with generic constants `consts`) on `inputs` (name -> array or Python
     scalar, in signature order) through every active route; `want` maps each output, in
-    signature order, to its float64 NumPy reference."""
+    signature order, to its float64 NumPy reference. `routes` (route names) narrows a case to
+    those routes: the MATCH line names the routes that ran, so the test's CHECK lines show it."""
     global _active
     if _active is None:
         _active = active_routes()
     consts = consts or {}
     stem = os.path.join(TMP, case)
     ok = True
-    for route in _active:
+    chosen = [r for r in _active if routes is None or r.name in routes]
+    for route in chosen:
         try:
             got = route.run(func, consts, inputs, want, stem)
         except RouteError as e:
@@ -278,7 +280,7 @@ def check(case, func, inputs, want, rtol, atol, consts=None):
                 print("MISMATCH %s %s [%s]: %s" % (case, name, route.name, problem))
                 ok = False
     if ok:
-        print("MATCH %s: %s" % (case, " ".join(r.name for r in _active)))
+        print("MATCH %s: %s" % (case, " ".join(r.name for r in chosen)))
     else:
         _failures.append(case)
 
