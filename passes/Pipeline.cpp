@@ -109,6 +109,9 @@ struct Pipeline::Run {
   bool lowerCudaFuncs();
 
   void scheduleFused(const std::vector<ir::ScheduleScript> &scripts);
+  void scheduleDerived(std::vector<ir::ScheduleScript> &scripts);
+  /// The funcs the grad step derived (spec §13: those without a script get a default one).
+  std::set<std::string> derivedFuncs;
   bool takesConstants(const std::string &fn) const { return opts.func.empty() || fn == opts.func; }
   bool takesParams(const std::string &fn) const {
     return opts.func.empty() || compiled.count(fn) > 0;
@@ -292,8 +295,11 @@ bool Pipeline::Run::expandGrads() {
   });
   // The derived funcs are checked as the checker checks a func (spec §5 rules 6 and 7).
   for (const ir::Func &f : module.functions())
-    if (!before.count(f.name()))
+    if (!before.count(f.name())) {
       frontend->checkFunction(f, diags);
+      if (f.as<ir::PrimFunc>())
+        derivedFuncs.insert(f.name());
+    }
   return flushed();
 }
 
@@ -514,9 +520,43 @@ bool Pipeline::Run::schedule() {
       opts.sampling);
   if (!flushed())
     return false;
+  scheduleDerived(scripts);
   scheduleFused(scripts);
   printAfter("schedule", module);
   return true;
+}
+
+void Pipeline::Run::scheduleDerived(std::vector<ir::ScheduleScript> &scripts) {
+  // A derived func without a script of its own gets the default schedule (spec §13), block by
+  // block; a step the primitives refuse is dropped (the func stays as it was before it). The
+  // steps that applied become its script, which a function fused from it starts from.
+  if (opts.target != Target::CPU)
+    return;
+  std::string target = targetName(opts.target);
+  for (const std::string &name : derivedFuncs) {
+    ir::Func f = module.lookup(name);
+    if (!f || !f.as<ir::PrimFunc>() ||
+        std::any_of(scripts.begin(), scripts.end(), [&](const ir::ScheduleScript &s) {
+          return s.func == name && (s.target.empty() || s.target == target);
+        }))
+      continue;
+    ir::ScheduleScript applied;
+    applied.func = name;
+    for (const ir::ScheduleScript &step : schedule::defaultScripts(f)) {
+      ir::Func before = module.lookup(name);
+      std::ostringstream sink;
+      DiagnosticEngine quiet(diags.sourceManager(), sink);
+      applySchedules(
+          module, {step}, target, quiet,
+          [&](const std::string &p, const ir::Func &g) { printAfter(p, g); }, opts.sampling);
+      if (quiet.hasErrors())
+        module.replace(before);
+      else
+        applied.calls.insert(applied.calls.end(), step.calls.begin(), step.calls.end());
+    }
+    if (!applied.calls.empty())
+      scripts.push_back(std::move(applied));
+  }
 }
 
 void Pipeline::Run::scheduleFused(const std::vector<ir::ScheduleScript> &scripts) {

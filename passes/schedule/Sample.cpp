@@ -11,6 +11,8 @@
 #include "passes/schedule/Primitives.h"
 #include "passes/schedule/Regions.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -500,6 +502,94 @@ std::optional<ScheduleScript> designSpace(const Func &func, int level) {
       }
   }
   return w.script;
+}
+
+std::vector<ScheduleScript> defaultScripts(const Func &func) {
+  std::vector<ScheduleScript> out;
+  auto *prim = func.as<PrimFunc>();
+  if (!prim || !prim->body.defined())
+    return out;
+  ScheduleState state(func, "cpu");
+  std::vector<const Block *> blocks = state.blocks();
+  std::map<std::string, int> count;
+  for (const Block *b : blocks)
+    ++count[b->name];
+  for (const Block *b : blocks) {
+    if (count[b->name] != 1)
+      continue; // blocks are named by name in a script
+    std::vector<Var> loopVars;
+    try {
+      loopVars = getLoops(state, b->name);
+    } catch (const ScheduleError &) {
+      continue;
+    }
+    if (loopVars.empty() || loopVars.size() != b->iterVars.size())
+      continue;
+    // Each loop binds one axis of its own (the explicit form the grad step derives).
+    std::vector<const IterVar *> axisOf;
+    for (const Var &v : loopVars) {
+      const IterVar *axis = nullptr;
+      for (const IterVar &iv : b->iterVars)
+        if (const auto *ref = iv.binding.as<VarRef>(); ref && ref->var.get() == v.get())
+          axis = &iv;
+      axisOf.push_back(axis);
+    }
+    if (std::find(axisOf.begin(), axisOf.end(), nullptr) != axisOf.end())
+      continue;
+    // Every store writes the element its spatial axes name, each axis once: distinct
+    // iterations of the spatial axes write distinct elements, so the outer spatial loop can run
+    // in parallel and the inner one in vector lanes (an accumulation block, which scatters
+    // into the element a read named, stays serial).
+    bool injective = true;
+    std::set<const VarNode *> lastIndex;
+    auto check = [&](const BufferStore *op) {
+      std::set<const VarNode *> seen;
+      for (const Expr &e : op->indices) {
+        const auto *ref = e.as<VarRef>();
+        const IterVar *axis = nullptr;
+        for (const IterVar &iv : b->iterVars)
+          if (ref && iv.var.get() == ref->var.get())
+            axis = &iv;
+        if (!axis || axis->kind != IterKind::Spatial || !seen.insert(ref->var.get()).second)
+          injective = false;
+      }
+      size_t spatial = 0;
+      for (const IterVar &iv : b->iterVars)
+        spatial += iv.kind == IterKind::Spatial;
+      if (seen.size() != spatial)
+        injective = false;
+      const VarRef *last = op->indices.empty() ? nullptr : op->indices.back().as<VarRef>();
+      lastIndex.insert(last ? last->var.get() : nullptr);
+    };
+    forEach<BufferStore>(b->body, check);
+    if (b->init.defined())
+      forEach<BufferStore>(b->init, check);
+    if (!injective || axisOf[0]->kind != IterKind::Spatial)
+      continue;
+    // Names of their own per step: the steps that apply are joined into one script.
+    std::vector<std::string> names, vnames;
+    for (size_t i = 0; i < loopVars.size(); ++i) {
+      names.push_back("p" + std::to_string(out.size()) + "_l" + std::to_string(i));
+      vnames.push_back("v" + std::to_string(out.size()) + "_l" + std::to_string(i));
+    }
+    ScriptWriter par;
+    par.script.func = func.name();
+    par.call(names, "loops", {ScriptWriter::name(b->name)});
+    par.call({}, "parallel", {ScriptWriter::name(names[0])});
+    out.push_back(par.script);
+    // The innermost loop in vector lanes where it is the spatial axis every store's last
+    // index is (contiguous stores) and the block has no reduce axis.
+    const IterVar *inner = axisOf.back();
+    if (loopVars.size() > 1 && !hasReduce(b) && lastIndex.size() == 1 &&
+        *lastIndex.begin() == inner->var.get()) {
+      ScriptWriter vec;
+      vec.script.func = func.name();
+      vec.call(vnames, "loops", {ScriptWriter::name(b->name)});
+      vec.call({}, "vectorize", {ScriptWriter::name(vnames.back())});
+      out.push_back(vec.script);
+    }
+  }
+  return out;
 }
 
 } // namespace tdsl::schedule

@@ -98,4 +98,11 @@ constexpr int kDesignSpaceLevels = 3;
 /// has no block or a loop of symbolic extent.
 std::optional<ir::ScheduleScript> designSpace(const ir::Func &func, int level);
 
+/// The default schedule of a func nobody scheduled (the funcs the grad step derives, spec §13),
+/// as scripts to apply one after another, each dropped where it is refused: for each block
+/// whose loops bind one axis each and whose stores write the element its spatial axes name,
+/// the outer loop in parallel and, for a block without reduce axes whose stores are contiguous
+/// along the innermost loop, that loop vectorized. Empty when there is nothing to do.
+std::vector<ir::ScheduleScript> defaultScripts(const ir::Func &func);
+
 } // namespace tdsl::schedule
