@@ -8,8 +8,8 @@
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
 #include "ir/Utils.h"
-#include "passes/Simplify.h"
 
 #include <algorithm>
 
@@ -401,9 +401,21 @@ Stmt makeLoopNest(const Block *block, const std::vector<Interval> &domains,
   return body;
 }
 
+namespace {
+
+/// The innermost block around `node` (the scope it belongs to), or null at the top level.
+const Block *scopeOf(const ScheduleState &s, const StmtNode *node) {
+  std::vector<const StmtNode *> above = s.ancestors(node);
+  for (auto it = above.rbegin(); it != above.rend(); ++it)
+    if ((*it)->kind == StmtKind::Block)
+      return static_cast<const Block *>(*it);
+  return nullptr;
+}
+
+} // namespace
+
 MovedBlock checkMovedBlock(ScheduleState &s, const std::string &primitive, const std::string &name,
                            const Var &loopVar) {
-  requireNoNestedBlocks(s, primitive);
   MovedBlock m;
   m.block = s.block(name);
   m.loop = s.loop(loopVar);
@@ -411,6 +423,25 @@ MovedBlock checkMovedBlock(ScheduleState &s, const std::string &primitive, const
   m.loopName = quoted(loopVar.name());
   m.note = "block " + m.blockName + " is here";
   checkLoopOutsideBlock(s, m.block, m.loop);
+  // Blocks nested by blockize: the other blocks (the consumers or producers) may be nested,
+  // but the moved block must be a leaf, and it moves among the loops of its own scope (TVM
+  // refuses a loop of another scope too).
+  for (const Stmt &part : {m.block->init, m.block->body})
+    if (std::vector<const Block *> inner = blocksIn(part); !inner.empty())
+      throw ScheduleError(primitive + " does not move a block that contains blocks yet (block " +
+                              m.blockName + " contains block " + quoted(inner.front()->name) + ")",
+                          m.block->loc, m.note);
+  const Block *scope = scopeOf(s, m.block), *loopScope = scopeOf(s, m.loop);
+  if (scope != loopScope) {
+    const Block *other = loopScope ? loopScope : scope;
+    throw ScheduleError((loopScope
+                             ? "loop " + m.loopName + " is inside block " +
+                                   quoted(loopScope->name) + " and block " + m.blockName + " is not"
+                             : "block " + m.blockName + " is inside block " + quoted(scope->name) +
+                                   " and loop " + m.loopName + " is not") +
+                            "; " + primitive + " moves a block among the loops of its own scope",
+                        other->loc, "block " + quoted(other->name) + " is here");
+  }
   for (const IterVar &iv : m.block->iterVars)
     m.reduction |= iv.kind == IterKind::Reduce;
   if (m.reduction && !m.block->init.defined())
