@@ -398,4 +398,58 @@ Stmt explicitForm(const Stmt &s) {
   return out;
 }
 
+namespace {
+
+int64_t saturatingAdd(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+} // namespace
+
+int64_t unrolledSize(const Stmt &s) {
+  if (!s.defined())
+    return 0;
+  switch (s.kind()) {
+  case StmtKind::For: {
+    const auto *f = s.as<For>();
+    int64_t body = unrolledSize(f->body);
+    std::optional<int64_t> extent = asConstInt(f->extent);
+    if (f->forKind == ForKind::Unrolled && extent) {
+      int64_t copies;
+      if (__builtin_mul_overflow(body, std::max<int64_t>(*extent, 0), &copies))
+        return INT64_MAX;
+      return copies;
+    }
+    return saturatingAdd(body, 1);
+  }
+  case StmtKind::SeqStmt: {
+    int64_t n = 0;
+    for (const Stmt &x : s.as<SeqStmt>()->seq)
+      n = saturatingAdd(n, unrolledSize(x));
+    return n;
+  }
+  case StmtKind::Block: {
+    const auto *b = s.as<Block>();
+    return saturatingAdd(1, saturatingAdd(unrolledSize(b->init), unrolledSize(b->body)));
+  }
+  case StmtKind::IfThenElse: {
+    const auto *i = s.as<IfThenElse>();
+    return saturatingAdd(1, saturatingAdd(unrolledSize(i->thenCase), unrolledSize(i->elseCase)));
+  }
+  case StmtKind::LetStmt:
+    return saturatingAdd(1, unrolledSize(s.as<LetStmt>()->body));
+  case StmtKind::Allocate:
+    return saturatingAdd(1, unrolledSize(s.as<Allocate>()->body));
+  case StmtKind::AssertStmt:
+    return saturatingAdd(1, unrolledSize(s.as<AssertStmt>()->body));
+  case StmtKind::BufferView:
+    return saturatingAdd(1, unrolledSize(s.as<BufferView>()->body));
+  case StmtKind::ProfileRegion:
+    return saturatingAdd(1, unrolledSize(s.as<ProfileRegion>()->body));
+  default:
+    return 1;
+  }
+}
+
 } // namespace tdsl::ir

@@ -129,4 +129,16 @@ const StmtNode *readBeforeWrite(const Stmt &s, const Buffer &buffer, bool writte
 /// bytes; a graph zero-fills them first (spec §8, docs/decisions.md).
 const Block *readsInitialContents(const Func &func, const Buffer &buffer);
 
+/// Loops of kind Unrolled with a constant extent up to this are copied out (lower.unroll).
+constexpr int64_t kUnrollLimit = 16;
+
+/// The most statements that unrolling may make of a function: the unroll primitive refuses to
+/// go beyond, and lower.unroll leaves an Unrolled loop whose copies would go beyond a plain
+/// serial loop (so no backend unrolls it either): a 256×256 nest once took minutes and GBs.
+constexpr int64_t kMaxUnrolledStatements = 4096;
+
+/// The number of statements `s` becomes once its Unrolled loops of constant extent are copied
+/// out (each loop, block, if, let and store counts one; saturates at INT64_MAX).
+int64_t unrolledSize(const Stmt &s);
+
 } // namespace tdsl::ir

@@ -4,9 +4,9 @@
 #include "passes/grad/Grad.h"
 
 #include "ir/IRPrinter.h"
+#include "ir/Instantiate.h"
 #include "ir/ShapeBounds.h"
 #include "ir/Utils.h"
-#include "passes/Instantiate.h"
 #include "passes/grad/Grad.h"
 #include "passes/graph/Graph.h"
 #include "passes/lower/LowerGraph.h"

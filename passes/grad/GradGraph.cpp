@@ -9,8 +9,8 @@
 #include "passes/grad/Grad.h"
 
 #include "ir/Grad.h"
+#include "ir/Instantiate.h"
 #include "ir/Utils.h"
-#include "passes/Instantiate.h"
 #include "passes/graph/Graph.h"
 #include "passes/graph/GraphUtils.h"
 

@@ -5,7 +5,7 @@
 
 #include "passes/graph/Graph.h"
 
-#include "passes/Instantiate.h"
+#include "ir/Instantiate.h"
 #include "passes/graph/GraphUtils.h"
 
 #include <algorithm>

@@ -9,7 +9,7 @@
 
 #include "passes/graph/Graph.h"
 
-#include "passes/Instantiate.h"
+#include "ir/Instantiate.h"
 #include "passes/graph/GraphUtils.h"
 
 #include <map>

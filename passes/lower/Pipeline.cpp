@@ -2,7 +2,7 @@
 #include "passes/lower/Pipeline.h"
 
 #include "ir/Arith.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
 #include "passes/lower/BoundsCheck.h"
 #include "passes/lower/CompactBuffers.h"
 #include "passes/lower/CompactGpuBuffers.h"

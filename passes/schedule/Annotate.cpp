@@ -5,7 +5,6 @@
 
 #include "passes/schedule/Primitives.h"
 
-#include "passes/lower/UnrollLoops.h"
 #include "passes/schedule/Dependence.h"
 
 #include "ir/Contains.h"
@@ -175,17 +174,17 @@ void unroll(ScheduleState &s, const Var &v) {
   Stmt unrolled = For::make(loop->loopVar, loop->min, loop->extent, ForKind::Unrolled, loop->body,
                             {}, loop->loc);
   // The copies count where the loop sits: unrolled loops around it multiply them.
-  int64_t copies = lower::unrolledSize(unrolled);
+  int64_t copies = unrolledSize(unrolled);
   for (const For *a : s.loopsAbove(loop))
     if (a->forKind == ForKind::Unrolled)
       if (auto e = asConstInt(a->extent);
           e && __builtin_mul_overflow(copies, std::max<int64_t>(*e, 0), &copies))
         copies = INT64_MAX;
-  if (copies > lower::kMaxUnrolledStatements)
+  if (copies > kMaxUnrolledStatements)
     throw ScheduleError(
         "unrolling loop '" + v.name() + "' would make " +
             (copies == INT64_MAX ? std::string("more than 2^63") : std::to_string(copies)) +
-            " statements, above the limit of " + std::to_string(lower::kMaxUnrolledStatements) +
+            " statements, above the limit of " + std::to_string(kMaxUnrolledStatements) +
             " (unroll an inner loop, or split this one first)",
         v->loc, "loop declared here");
   s.replace(loop, unrolled);

@@ -29,8 +29,8 @@
 
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
 #include "ir/Utils.h"
-#include "passes/Simplify.h"
 
 #include <map>
 #include <set>

@@ -6,7 +6,7 @@
 
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
 
 #include <algorithm>
 #include <set>

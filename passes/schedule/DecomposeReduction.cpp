@@ -6,7 +6,7 @@
 #include "passes/schedule/Primitives.h"
 
 #include "ir/IRVisitor.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
 #include "passes/schedule/BufferUtils.h"
 #include "passes/schedule/Dependence.h"
 #include "passes/schedule/Regions.h"

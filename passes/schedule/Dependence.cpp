@@ -9,8 +9,8 @@
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
 #include "ir/Utils.h"
-#include "passes/Simplify.h"
 #include "passes/schedule/Regions.h"
 
 #include <algorithm>

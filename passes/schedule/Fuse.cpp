@@ -4,7 +4,7 @@
 
 #include "passes/schedule/Primitives.h"
 
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
 
 namespace tdsl::schedule {
 

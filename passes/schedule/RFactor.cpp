@@ -7,8 +7,8 @@
 
 #include "ir/Contains.h"
 #include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
 #include "ir/StructuralEqual.h"
-#include "passes/Simplify.h"
 #include "passes/schedule/BufferUtils.h"
 #include "passes/schedule/Dependence.h"
 #include "passes/schedule/Regions.h"

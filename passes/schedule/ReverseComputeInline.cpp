@@ -7,7 +7,7 @@
 
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
 #include "passes/schedule/Dependence.h"
 #include "passes/schedule/Regions.h"
 #include "support/Join.h"

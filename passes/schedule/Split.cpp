@@ -3,7 +3,7 @@
 #include "passes/schedule/Primitives.h"
 
 #include "ir/IRMutator.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
 
 namespace tdsl::schedule {
 

@@ -33,9 +33,9 @@
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
 #include "ir/StructuralEqual.h"
 #include "ir/Utils.h"
-#include "passes/Simplify.h"
 #include "support/Join.h"
 
 #include <algorithm>

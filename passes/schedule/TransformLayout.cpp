@@ -8,7 +8,7 @@
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
 #include "passes/schedule/BufferUtils.h"
 
 #include <cstdint>

@@ -1,8 +1,8 @@
-//===- passes/Instantiate.cpp -----------------------------------------------------------------===//
+//===- ir/Instantiate.cpp ---------------------------------------------------------------------===//
 //
-// Implementation of passes/Instantiate.h.
+// Implementation of ir/Instantiate.h.
 
-#include "passes/Instantiate.h"
+#include "ir/Instantiate.h"
 
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
@@ -10,9 +10,7 @@
 
 #include <map>
 
-namespace tdsl {
-
-using namespace ir;
+namespace tdsl::ir {
 
 namespace {
 
@@ -132,4 +130,4 @@ Func specializeShapes(const Func &f, const std::map<const VarNode *, int64_t> &v
                         sub.overflow ? q->body : simplify(q->body), q->loc);
 }
 
-} // namespace tdsl
+} // namespace tdsl::ir
