@@ -100,9 +100,9 @@ inline bool isOwnName(const std::string &name) { return name.find('.') == std::s
 /// call `nn.conv2d<1, 0>(x, w)` on one image (x of static shape [1, C, H, W], w constant
 /// [K, C, 1, 1]) whose H·W columns fill nn.matmul's tiles of `matmulColumns` (2·simd_lanes) to
 /// at least seven eighths becomes the product `nn.matmul(w2, x2)` of the [K, C] and [C, H·W]
-/// views, reshaped to [1, K, H, W]. A call `nn.swap_axes(x)` on x of static shape
-/// [1, M, N, 1] becomes `nn.transpose2d` of the [M, N] view. Nothing when the module lacks
-/// those functions (no `import "nn"`); other calls stay.
+/// views, reshaped to [1, K, H, W] (`nn.matmul_rows` where C < `matmulColumns`). A call
+/// `nn.swap_axes(x)` on x of static shape [1, M, N, 1] becomes `nn.transpose2d` of the [M, N] view.
+/// Nothing when the module lacks those functions (no `import "nn"`); other calls stay.
 void packConvolutionWeights(ir::Module &module, int64_t channelBlock = 8,
                             int64_t matmulColumns = 16);
 

@@ -42,7 +42,11 @@
 // 1 x 1 window does not need. Only where the columns fill the product's tiles to seven
 // eighths or more (H·W = 49 pads to 64: those stay packed convolutions, whose tile runs over
 // channels and which ran faster there in MobileNetV2's profile). The bias and activation after
-// it then reach the product through graph.fold-views and fuse into it.
+// it then reach the product through graph.fold-views and fuse into it. Where C, the sum's
+// length, is below the tile's columns (MobileNetV2's expansions of 16 and 24 channels), the
+// product is nn.matmul_rows (the same sums, the tile's rows outermost): the compute per output
+// is then short enough that writing y is the cost, and matmul's column-block order writes a
+// strip of every one of K rows per block (docs/benchmarks.md).
 //
 // A call `y = call nn.swap_axes(x)` on x of static shape [1, M, N, 1] (the importer's
 // Transpose of a matrix, such as attention's keys) is the transpose of the [M, N] view:
@@ -187,7 +191,8 @@ std::optional<CallBinding> globalPoolCall(const Module &module, const CallBindin
 /// values that fold into one) weight, whose H·W columns fill tiles of `columns` to 7/8 or more.
 std::optional<std::vector<GraphBinding>>
 pointwiseAsProduct(const CallBinding &call, const std::set<const BufferNode *> &constant,
-                   int64_t columns, const std::function<std::string(const std::string &)> &fresh);
+                   int64_t columns, bool hasRows,
+                   const std::function<std::string(const std::string &)> &fresh);
 
 /// The static dimensions of `b`, or an empty vector when one is not a literal.
 std::vector<int64_t> staticShape(const Buffer &b) {
@@ -203,7 +208,8 @@ std::vector<int64_t> staticShape(const Buffer &b) {
 
 std::optional<std::vector<GraphBinding>>
 pointwiseAsProduct(const CallBinding &call, const std::set<const BufferNode *> &constant,
-                   int64_t columns, const std::function<std::string(const std::string &)> &fresh) {
+                   int64_t columns, bool hasRows,
+                   const std::function<std::string(const std::string &)> &fresh) {
   if (call.args.size() != 2 || call.targets.size() != 1 || call.constArgs.size() != 2 ||
       literal(call.constArgs[0]) != 1 || literal(call.constArgs[1]) != 0)
     return std::nullopt;
@@ -231,7 +237,7 @@ pointwiseAsProduct(const CallBinding &call, const std::set<const BufferNode *> &
   Buffer y2 = value(y.name() + "_2d", {k, hw});
   CallBinding matmul;
   matmul.targets = {y2};
-  matmul.callee = "nn.matmul";
+  matmul.callee = c < columns && hasRows ? "nn.matmul_rows" : "nn.matmul";
   matmul.args = {w2, x2};
   matmul.loc = loc;
   return std::vector<GraphBinding>{ReshapeBinding{x2, *x, loc}, ReshapeBinding{w2, *w, loc}, matmul,
@@ -286,6 +292,7 @@ void packConvolutionWeights(Module &module, int64_t channelBlock, int64_t matmul
   bool linear = module.lookup("nn.linear").as<PrimFunc>() != nullptr;
   bool globalPool = module.lookup("nn.global_avg_pool2d").as<PrimFunc>() != nullptr;
   bool product = module.lookup(conv).as<PrimFunc>() && module.lookup("nn.matmul").as<PrimFunc>();
+  bool hasRows = module.lookup("nn.matmul_rows").as<PrimFunc>();
   bool transposes = module.lookup("nn.swap_axes").as<PrimFunc>() &&
                     module.lookup("nn.transpose2d").as<PrimFunc>();
   if (!packs && !depthwise && !linear && !globalPool && !product && !transposes)
@@ -361,7 +368,7 @@ void packConvolutionWeights(Module &module, int64_t channelBlock, int64_t matmul
         }
       if (product && call && call->callee == conv)
         if (std::optional<std::vector<GraphBinding>> asProduct =
-                pointwiseAsProduct(*call, constant, matmulColumns, fresh)) {
+                pointwiseAsProduct(*call, constant, matmulColumns, hasRows, fresh)) {
           changed = true;
           return *asProduct;
         }
