@@ -72,6 +72,7 @@ shapes2("transpose2d", lambda b, n: {"x": f32(b, n)})
 for m, k, n in ((1, 1, 1), (1, 37, 1), (37, 1, 19), (1, 1, 40), (5, 33, 1)):
     tag = "%dx%dx%d" % (m, k, n)
     case("matmul", tag, {"a": f32(m, k), "b": f32(k, n)})
+    case("matmul_rows", tag, {"a": f32(m, k), "b": f32(k, n)})
     case("matmul_nt", tag, {"a": f32(m, k), "b": f32(n, k)})
     for name in ("linear", "linear_pad", "linear_gemv"):
         case(name, tag, {"x": f32(m, k), "w": f32(n, k), "b": f32(n)})

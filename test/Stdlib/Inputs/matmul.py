@@ -9,6 +9,13 @@ for m, k, n in ((7, 13, 19), (8, 32, 16), (1, 5, 1)):
     check("matmul_%dx%dx%d" % (m, k, n), "matmul", {"a": a, "b": b},
           {"c": a.astype(np.float64) @ b}, 1e-5, 1e-5)
 
+# matmul_rows (graph.pack-weights' product for a short sum): a row tail of the 8-row tile and
+# a column tail (7 x 12 x 37), and full tiles (16 x 16 x 64).
+for m, k, n in ((7, 12, 37), (16, 16, 64)):
+    a, b = uniform((m, k), 15), uniform((k, n), 16)
+    check("matmul_rows_%dx%dx%d" % (m, k, n), "matmul_rows", {"a": a, "b": b},
+          {"c": a.astype(np.float64) @ b}, 1e-5, 1e-5)
+
 a, b = uniform((3, 7, 13), 3), uniform((3, 13, 18), 4)
 check("batch_matmul_3x7x13x18", "batch_matmul", {"a": a, "b": b},
       {"c": np.matmul(a.astype(np.float64), b)}, 1e-5, 1e-5)
