@@ -46,7 +46,7 @@
 // length, is below the tile's columns (MobileNetV2's expansions of 16 and 24 channels), the
 // product is nn.matmul_rows (the same sums, the tile's rows outermost): the compute per output
 // is then short enough that writing y is the cost, and matmul's column-block order writes a
-// strip of every one of K rows per block (docs/benchmarks.md).
+// strip of every one of K rows per block (docs/decisions.md).
 //
 // A call `y = call nn.swap_axes(x)` on x of static shape [1, M, N, 1] (the importer's
 // Transpose of a matrix, such as attention's keys) is the transpose of the [M, N] view:
