@@ -104,6 +104,7 @@ struct Pipeline::Run {
   bool schedule();
   bool planMemory();
   // Steps of Pipeline::lower.
+  bool bindShapes();
   bool lowerFuncs();
   bool lowerGraphs();
   bool lowerCudaFuncs();
@@ -117,6 +118,8 @@ struct Pipeline::Run {
     return opts.func.empty() || compiled.count(fn) > 0;
   }
   lower::LowerOptions lowerOptions();
+  /// Whether an object exports `name` (spec §10: the file's own items).
+  bool exported(const std::string &name) const;
   /// Prints the diagnostics so far; false when there are errors among them (the step stops).
   bool flushed() {
     diags.flush();
@@ -217,6 +220,7 @@ const std::vector<Step> &scheduleSteps() {
 /// Pipeline::lower, one line per step.
 const std::vector<Step> &lowerSteps() {
   static const std::vector<Step> steps = {
+      {"graph.bind-shapes", &R::bindShapes, withGraphPassesForCpu, Step::Module},
       {nullptr, &R::lowerFuncs, forCpu, Step::Own, cpuLowerSteps},
       {"lower.graph", &R::lowerGraphs, forCpu, Step::Own},
       {nullptr, &R::lowerCudaFuncs, forCuda, Step::Own, cudaLowerSteps},
@@ -608,6 +612,16 @@ lower::LowerOptions Pipeline::Run::lowerOptions() {
   return o;
 }
 
+bool Pipeline::Run::exported(const std::string &name) const {
+  return opts.ownNames ? opts.ownNames->count(name) != 0 : graph::isOwnName(name);
+}
+
+bool Pipeline::Run::bindShapes() {
+  graph::bindStaticShapes(
+      module, [this](const std::string &name) { return exported(name) || name == opts.func; });
+  return true;
+}
+
 bool Pipeline::Run::lowerFuncs() {
   // The functions the CPU backends emit: the file's own PrimFuncs and graphs without open
   // constants (--func NAME: that one), then, transitively, what the emitted graphs call.
@@ -617,9 +631,6 @@ bool Pipeline::Run::lowerFuncs() {
     if (const auto *g = f.as<ir::GraphFunc>())
       return g->constVars.empty();
     return false; // externs are defined by their library
-  };
-  auto exported = [&](const std::string &name) {
-    return opts.ownNames ? opts.ownNames->count(name) != 0 : graph::isOwnName(name);
   };
   std::vector<std::string> roots;
   for (const ir::Func &f : module.functions())

@@ -8,13 +8,18 @@
 //   graph.inline          calls of graphs replaced by the callees' bindings (spec §8)
 //   instantiate           generic funcs given all their constants by -D become their instances
 //   graph.fold-constants  the graph passes before schedules (passes/graph/Graph.h)
+//   graph.pack-weights
 //   graph.fold-calls
 //   graph.instantiate
+//   graph.fold-views
 //   graph.dce
 //   graph.fuse
+//   graph.specialize      (with tuning records only)
 //   schedule              the scripts of the target applied (schedule.<primitive> after each
 //                         call), then the fused functions scheduled from their producers'
 //   graph.plan-memory     arena plans of the graphs
+//   graph.bind-shapes     (Pipeline::lower, CPU) functions only graphs call, at one static
+//                         shape: bound to it
 //   lower                 CPU: lower.blocks ... lower.unroll (passes/lower/Pipeline.h) on
 //                         every emitted PrimFunc; CUDA: the cuda steps with the target checks
 //   lower.graph           graphs to loop-level functions (CPU only; passes/lower/LowerGraph.h)

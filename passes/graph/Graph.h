@@ -17,6 +17,8 @@
 //                                            (only with tuning records: --tuning-db, tdsl-tune)
 //   (schedules; fused functions and instances get their producer's / generic's script)
 //   graph.plan-memory     planMemory         intermediates placed in one arena
+//   graph.bind-shapes     bindStaticShapes   (lowering, CPU) a function only graphs call, at
+//                                            one static shape, bound to it in place
 //
 // Naming (docs/graphs.md): the instance of `nn.conv2d<1, 1>` is `nn_conv2d_1_1` (dots become
 // '_', each constant appended, a negative one as `m3`); fusing `linear` then `relu` gives
@@ -183,6 +185,15 @@ std::vector<DerivedFunc> fuseElementwise(ir::Module &module, const std::vector<D
 /// fused callee, to `fused` (its producer's script, then its consumers placed); returns them.
 std::vector<DerivedFunc> specializeCallees(ir::Module &module, std::vector<DerivedFunc> &instances,
                                            std::vector<DerivedFunc> &fused);
+
+/// graph.bind-shapes (the first step of Pipeline::lower): a scheduled PrimFunc that only the
+/// module's graphs call (not `exported`), whose calls all give its shape variables the same static
+/// values (the graph's shapes at the call), becomes that function at those values, in place: its
+/// loops get constant extents and its shape checks fold, and the calls pass no shape arguments. The
+/// schedule ran on the generic form, so binding changes no decision, only what the backends see.
+/// Returns the names bound.
+std::vector<std::string> bindStaticShapes(ir::Module &module,
+                                          const std::function<bool(const std::string &)> &exported);
 
 /// After the producer's schedule script ran on fused function `f`, moves each consumer block
 /// next to the producer: reverse_compute_inline where legal, else reverse_compute_at at the

@@ -6,6 +6,9 @@
 // tuner's generated design space needs (spec §12: a graph's functions are tuned at the shapes
 // it calls them with). One copy per distinct (callee, values). The copy is scheduled like the
 // callee: an instance by its generic function's script, a fused function by its producer's.
+//
+// graph.bind-shapes does the same after scheduling, in place and without tuning records: a
+// function only graphs call, at one static shape, becomes the scheduled function at that shape.
 
 #include "passes/graph/Graph.h"
 
@@ -13,6 +16,7 @@
 #include "passes/graph/GraphUtils.h"
 
 #include <map>
+#include <set>
 
 namespace tdsl::graph {
 
@@ -101,6 +105,50 @@ std::vector<DerivedFunc> specializeCallees(Module &module, std::vector<DerivedFu
     return c;
   });
   return made;
+}
+
+std::vector<std::string>
+bindStaticShapes(Module &module, const std::function<bool(const std::string &)> &exported) {
+  // Per callee: the values its calls give its shape variables, while every call agrees.
+  std::map<std::string, std::optional<std::vector<int64_t>>> agreed;
+  for (const Func &f : module.functions()) {
+    const auto *g = f.as<GraphFunc>();
+    if (!g)
+      continue;
+    for (const detail::PlacedBinding &pb : detail::bindingsInOrder(*g)) {
+      const auto *call = std::get_if<CallBinding>(&pb.binding);
+      if (!call)
+        continue;
+      const PrimFunc *callee = module.lookup(call->callee).as<PrimFunc>();
+      if (!callee || !callee->constVars.empty() || callee->shapeVars.empty() ||
+          !callee->body.defined() || exported(call->callee))
+        continue;
+      std::optional<std::vector<int64_t>> values = shapeValues(*callee, *call);
+      auto [it, first] = agreed.emplace(call->callee, values);
+      if (!first && it->second != values)
+        it->second = std::nullopt;
+    }
+  }
+  std::vector<std::string> bound;
+  for (const auto &[name, values] : agreed) {
+    if (!values)
+      continue;
+    // The scheduled function, and the function as written (whose shape checks lowering emits).
+    auto bind = [&](const Func &f) {
+      const auto *p = f.as<PrimFunc>();
+      std::map<const VarNode *, int64_t> map;
+      for (size_t i = 0; i < values->size() && i < p->shapeVars.size(); ++i)
+        map[p->shapeVars[i].get()] = (*values)[i];
+      return specializeShapes(f, map);
+    };
+    module.replace(bind(module.lookup(name)));
+    auto it = module.unscheduled.find(name);
+    if (it != module.unscheduled.end() && it->second.as<PrimFunc>() &&
+        it->second.as<PrimFunc>()->shapeVars.size() == values->size())
+      it->second = bind(it->second);
+    bound.push_back(name);
+  }
+  return bound;
 }
 
 } // namespace tdsl::graph
