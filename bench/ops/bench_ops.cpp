@@ -15,7 +15,7 @@
 //   dwconv     nn.conv2d_ext with groups = channels on MobileNetV2's 3x3 depthwise
 //              convolutions                                              / grouped convolution
 //   depthwise  the same layers as graph.pack-weights routes them: nn.conv2d_depthwise<1, 3>
-//              (stride 1, more than 28 output columns), else nn.conv2d_depthwise_cb<S, 1, 3>
+//              (stride 1), else nn.conv2d_depthwise_strided<S, 1, 3>
 //                                                                        / grouped convolution
 //   linear     nn.linear on BERT-base's and ResNet-18's dense layers      / inner product
 //   maxpool    nn.max_pool2d<3, 2, 1> (ResNet-18's stem pool)             / pooling (max)
@@ -274,7 +274,7 @@ using PackFn = int32_t (*)(const float *, float *, int64_t, int64_t, int64_t, in
 int64_t kPackBlock = TDSL_OPS_PACK_BLOCK;
 
 /// A convolution, depthwise when `depthwise` (groups = channels, weights [K, 1, R, R]: with
-/// `packed`, nn.conv2d_depthwise[_cb], else nn.conv2d_ext); with `packed` and not `depthwise`,
+/// `packed`, nn.conv2d_depthwise[_strided], else nn.conv2d_ext); with `packed` and not `depthwise`,
 /// nn.conv2d_packed on the weight packed once (untimed); with `tuned` too, the copy of it at the
 /// layer's shapes that tdsl-tune tuned in a model (--tuned=DIR: DIR/TASK.so, TASK as the graph
 /// names it, `nn_conv2d_packed_S_P_K_KV_WT_1xCxHxWxKBxRxR`, taking x, the packed weight, y).
@@ -283,12 +283,12 @@ void benchConv(Options &o, const Conv &l, bool depthwise, bool packed = false, b
   int64_t kb = (l.k + kPackBlock - 1) / kPackBlock;
   std::string sp = std::to_string(l.s) + "." + std::to_string(l.p);
   bool dw3 = depthwise && packed;
-  // graph.pack-weights' choice: rows at stride 1 above 28 output columns, else channel blocks.
-  bool rows = l.s == 1 && oh > 28;
+  // graph.pack-weights' choice: conv2d_depthwise at stride 1, else conv2d_depthwise_strided.
+  bool rows = l.s == 1;
   // Its register tile width for conv2d_packed (graph::convolutionTileWidth): 14 columns on
   // 32-channel blocks where 14 divides the output width and the window is not 1x1, else 7.
   int64_t wt = kPackBlock >= 32 && l.r > 1 && oh % 14 == 0 ? 14 : 7;
-  std::string dwName = rows ? "conv2d_depthwise" : "conv2d_depthwise_cb";
+  std::string dwName = rows ? "conv2d_depthwise" : "conv2d_depthwise_strided";
   std::string file = dw3 ? dwName + (rows ? "" : "." + std::to_string(l.s)) + "." +
                                std::to_string(l.p) + "." + std::to_string(l.r)
                      : depthwise ? "conv2d_ext." + std::to_string(l.s) + "." + std::to_string(l.s) +
@@ -332,7 +332,7 @@ void benchConv(Options &o, const Conv &l, bool depthwise, bool packed = false, b
   ref.prim = dnnl::convolution_forward(pd);
   measure(
       o,
-      dw3 && !rows ? std::string(l.name) + " (cb)"
+      dw3 && !rows ? std::string(l.name) + " (strided)"
       : tuned      ? std::string(l.name) + " tuned"
                    : std::string(l.name),
       [&] {
@@ -620,7 +620,7 @@ int main(int argc, char **argv) {
         benchConv(o, l, true);
     if (selected(o, "depthwise")) {
       if (!o.checkOnly)
-        std::printf("nn.conv2d_depthwise<1, 3> (cb: nn.conv2d_depthwise_cb<S, 1, 3>):\n");
+        std::printf("nn.conv2d_depthwise<1, 3> (strided: nn.conv2d_depthwise_strided<S, 1, 3>):\n");
       for (const Conv &l : kMobileNet)
         benchConv(o, l, true, true);
     }

@@ -97,8 +97,8 @@ inline bool isOwnName(const std::string &name) { return name.find('.') == std::s
 /// `channelBlock`, convolutionChannelBlock of the target; WT convolutionTileWidth), so that
 /// graph.fold-calls packs the weight at compile time. A depthwise call
 /// `nn.conv2d_ext<S, S, P, P, P, P, 1, 1, C>(x, w)` (x with C channels, w of static shape
-/// [C, 1, R, R], constant or not) becomes `nn.conv2d_depthwise<P, R>(x, w)` when S = 1 and the
-/// output has more than 28 columns, else `nn.conv2d_depthwise_cb<S, P, R>(x, w)`. A 1 x 1
+/// [C, 1, R, R], constant or not) becomes `nn.conv2d_depthwise<P, R>(x, w)` when S = 1, else
+/// `nn.conv2d_depthwise_strided<S, P, R>(x, w)`. A 1 x 1
 /// call `nn.conv2d<1, 0>(x, w)` on one image (x of static shape [1, C, H, W], w constant
 /// [K, C, 1, 1]) whose H·W columns fill nn.matmul's tiles of `matmulColumns` (2·simd_lanes) to
 /// at least seven eighths becomes the product `nn.matmul(w2, x2)` of the [K, C] and [C, H·W]

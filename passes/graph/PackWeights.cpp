@@ -18,9 +18,10 @@
 // A depthwise call `y = call nn.conv2d_ext<S, S, P, P, P, P, 1, 1, C>(x, w)` (equal strides,
 // the same padding on all four sides, no dilation, C groups, x with C channels and w of static
 // shape [C, 1, R, R]) becomes, whatever w is, `y = call nn.conv2d_depthwise<P, R>(x, w)` when
-// S = 1 and the output has more than 28 columns (vectors along the rows), else
-// `nn.conv2d_depthwise_cb<S, P, R>(x, w)` (vectors over blocks of 8 channels, for small images
-// and strides): the window size is then a constant, so that its loops unroll.
+// S = 1, else `nn.conv2d_depthwise_strided<S, P, R>(x, w)` (both vectors along the output
+// rows): the window size is then a constant, so that its loops unroll. (nn.conv2d_depthwise_cb,
+// vectors over blocks of 8 channels, was slower on every MobileNetV2 layer once graph.bind-shapes
+// gave the row functions constant extents: docs/decisions.md.)
 //
 // A call `y = call nn.linear(x, w, b)` whose x has a static row count of at most 2 becomes
 // `y = call nn.linear_gemv(x, w, b)`, whatever w is: nn.linear's schedule packs the weight on
@@ -77,13 +78,6 @@ std::optional<int64_t> literal(const Expr &e) {
   return std::nullopt;
 }
 
-/// Output widths up to this go to nn.conv2d_depthwise_cb (measured on MobileNetV2's layers:
-/// docs/benchmarks.md); wider stride-1 ones to nn.conv2d_depthwise.
-constexpr int64_t kBlockedMaxWidth = 28;
-
-/// The call of nn.conv2d_depthwise<P, R> or nn.conv2d_depthwise_cb<S, P, R> that computes `call`
-/// (nn.conv2d_ext), if it is a depthwise convolution with a square R x R window, equal strides,
-/// the same padding on every side and no dilation, and the module has that function.
 std::optional<CallBinding> depthwiseCall(const Module &module, const CallBinding &call) {
   if (call.args.size() != 2 || call.constArgs.size() != 9 || call.targets.size() != 1)
     return std::nullopt;
@@ -103,13 +97,12 @@ std::optional<CallBinding> depthwiseCall(const Module &module, const CallBinding
                          q = literal(w->shape()[3]);
   if (!channels || !k || !cg || !r || !q || *channels != c[8] || *k != c[8] || *cg != 1 || *r != *q)
     return std::nullopt;
-  std::optional<int64_t> width = literal(x->shape()[3]);
-  bool rows = c[0] == 1 && (!width || (*width + 2 * c[2] - *r) / c[0] + 1 > kBlockedMaxWidth);
+  bool unit = c[0] == 1;
   CallBinding dw = call;
-  dw.callee = rows ? "nn.conv2d_depthwise" : "nn.conv2d_depthwise_cb";
+  dw.callee = unit ? "nn.conv2d_depthwise" : "nn.conv2d_depthwise_strided";
   if (!module.lookup(dw.callee).as<PrimFunc>())
     return std::nullopt;
-  dw.constArgs = rows ? std::vector<Expr>{intImm(c[2]), intImm(*r)}
+  dw.constArgs = unit ? std::vector<Expr>{intImm(c[2]), intImm(*r)}
                       : std::vector<Expr>{intImm(c[0]), intImm(c[2]), intImm(*r)};
   return dw;
 }

@@ -1,6 +1,8 @@
-# conv2d_depthwise<P, KS> (stride 1, vectors along the rows) and conv2d_depthwise_cb<S, P, KS>
-# (vectors over blocks of 8 channels), what graph.pack-weights makes of a depthwise conv2d_ext,
-# against NumPy (float64): rtol 1e-5, atol 1e-5. Every case runs both where the stride allows.
+# conv2d_depthwise<P, KS> (stride 1, vectors along the rows), conv2d_depthwise_strided<S, P, KS>
+# (strides above 1, vectors along the rows of a column-phased copy) and
+# conv2d_depthwise_cb<S, P, KS> (vectors over blocks of 8 channels), what graph.pack-weights
+# makes of a depthwise conv2d_ext, against NumPy (float64): rtol 1e-5, atol 1e-5. Every case
+# runs cb and the row function its stride allows.
 # conv2d_depthwise's tile (2 output rows x 8 columns): output widths that 8 does not divide (7,
 # 9, 13, 5) and that it does (8, 16), odd output heights (the row tile's tail). conv2d_depthwise_cb's
 # tile (7 columns x 8 channels): channel counts that 8 does not divide (3, 5, 6, 2, 4) and that it
@@ -42,6 +44,9 @@ for tag, xs, s, p, ks in (("c5_7x7_s1p1", (1, 5, 7, 7), 1, 1, 3),
     if s == 1:
         check("conv2d_depthwise_" + tag, "conv2d_depthwise", {"x": x, "wt": w}, {"y": want}, 1e-5,
               1e-5, {"P": p, "KS": ks})
+    else:
+        check("conv2d_depthwise_strided_" + tag, "conv2d_depthwise_strided", {"x": x, "wt": w},
+              {"y": want}, 1e-5, 1e-5, {"S": s, "P": p, "KS": ks})
     check("conv2d_depthwise_cb_" + tag, "conv2d_depthwise_cb", {"x": x, "wt": w}, {"y": want},
           1e-5, 1e-5, {"S": s, "P": p, "KS": ks})
 finish()

@@ -103,6 +103,9 @@ for tag, x, ks, s, p in (("ones", (1, 1, 1, 1), 1, 1, 0), ("k1s2", (1, 3, 5, 5),
                          ("col1", (1, 2, 4, 3), 3, 1, 0)):
     if s == 1:
         case("conv2d_depthwise", tag, {"x": f32(*x), "wt": f32(x[1], 1, ks, ks)}, P=p, KS=ks)
+    else:
+        case("conv2d_depthwise_strided", tag, {"x": f32(*x), "wt": f32(x[1], 1, ks, ks)}, S=s,
+             P=p, KS=ks)
     case("conv2d_depthwise_cb", tag, {"x": f32(*x), "wt": f32(x[1], 1, ks, ks)}, S=s, P=p,
          KS=ks)
 
