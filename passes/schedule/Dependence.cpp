@@ -362,7 +362,7 @@ private:
       };
       if (!take(*fa) || !take(*fb))
         return;
-      Span wa = window(*fa), wb = window(*fb);
+      Span wa = window(*fa, assumedA_), wb = window(*fb, assumedB_);
       if (!wa || !wb)
         return;
       uint64_t width = static_cast<uint64_t>(std::max(wa->second, wb->second)) -
@@ -458,6 +458,48 @@ private:
         return std::nullopt;
     }
     return acc;
+  }
+
+  /// window(f), narrowed by a condition `E < c` of `assumed` (c a constant, E a sum of some of
+  /// f's terms, each at least 0): E then spans at most [min E, c - 1] on every instance that
+  /// runs. The lower digits of a merged index that a block's `where` bounds (`h_1 * 55 + w_0 * 7 +
+  /// ax0` with `w_0 * 7 + ax0 < 55`: a tile of 7 columns over 55) stay below the next digit.
+  Span window(const Form &f, const std::vector<Expr> &assumed) const {
+    Span best = window(f);
+    for (const Expr &c : assumed) {
+      auto *lt = c.as<LT>();
+      std::optional<int64_t> bound = lt ? asConstInt(lt->b) : std::nullopt;
+      std::optional<Form> e = lt ? formOf(lt->a) : std::nullopt;
+      if (!bound || !e || e->terms.empty())
+        continue;
+      std::vector<bool> used(f.terms.size(), false);
+      bool subset = true;
+      for (const Term &u : e->terms) {
+        bool found = false;
+        for (size_t i = 0; i < f.terms.size() && !found; ++i)
+          if (!used[i] && f.terms[i].coeff == u.coeff && equalExpr(f.terms[i].atom, u.atom))
+            used[i] = found = true;
+        subset = subset && found;
+      }
+      if (!subset)
+        continue;
+      Form rest;
+      if (__builtin_sub_overflow(f.constant, e->constant, &rest.constant))
+        continue;
+      for (size_t i = 0; i < f.terms.size(); ++i)
+        if (!used[i])
+          rest.terms.push_back(f.terms[i]);
+      Span se = window(*e), sr = window(rest);
+      if (!se || !sr || se->first < 0 || *bound - 1 < se->first)
+        continue;
+      std::pair<int64_t, int64_t> total;
+      if (__builtin_add_overflow(sr->first, se->first, &total.first) ||
+          __builtin_add_overflow(sr->second, std::min(se->second, *bound - 1), &total.second))
+        continue;
+      if (!best || total.second - total.first < best->second - best->first)
+        best = total;
+    }
+    return best;
   }
 
   /// The bases whose digits are all known: lower 1, each next lower the previous lower·extent,
