@@ -2204,38 +2204,59 @@ void Importer::opConcat() {
   int64_t r = rankOf(first);
   int64_t axis = normAxis(at.i("axis", 0), r);
   std::string base = node->output(0);
-  std::string acc;
-  Shape accShape;
+  struct Part {
+    std::string name;
+    Shape shape;
+  };
+  std::vector<Part> parts;
   for (size_t k = 0; k < numInputs(); ++k) {
     ValuePtr x = in(k);
     Shape xs = shapeOf(x);
     if (xs[axis] == Dim::of(0))
       continue;
-    std::string xn = floatTensor(x, "an input");
-    if (acc.empty()) {
-      acc = xn;
-      accShape = xs;
-      continue;
-    }
-    Shape a3 = as3d(accShape, axis), b3 = as3d(xs, axis);
-    if (a3[0] != b3[0] || a3[2] != b3[2])
-      fail("inputs " + str(accShape) + " and " + str(xs) + " do not agree");
-    Shape out = accShape;
-    out[axis] = accShape[axis].isConst() && xs[axis].isConst()
-                    ? Dim::of(accShape[axis].c + xs[axis].c)
-                    : Dim::of(staticDim(accShape[axis], "a concatenated dimension"));
-    std::string t = fresh(base + "_c");
-    body.push_back(t + " = " +
-                   call("nn.concat2",
-                        {view(acc, accShape, a3, base + "_a3"), view(xn, xs, b3, base + "_b3")}) +
-                   ";");
-    Shape y3 = {a3[0], out[axis], a3[2]};
-    acc = view(t, y3, out, base + "_cv");
-    accShape = out;
+    parts.push_back({floatTensor(x, "an input"), xs});
   }
-  if (acc.empty())
+  if (parts.empty())
     fail("every input is empty");
-  defineView(0, acc, accShape, accShape, "f32");
+  // Consecutive inputs joined by nn.concat2 to nn.concat4, level by level (a tree): each
+  // element is copied about log4(n) times, where a chain of pairs copied the first input n - 1
+  // times (DenseNet's layers concatenate all the earlier features: 477 copies per call).
+  static const char *const suffix[] = {"_a3", "_b3", "_c3", "_d3"};
+  while (parts.size() > 1) {
+    std::vector<Part> next;
+    for (size_t i = 0; i < parts.size(); i += 4) {
+      size_t n = std::min<size_t>(4, parts.size() - i);
+      if (n == 1) {
+        next.push_back(parts[i]);
+        continue;
+      }
+      Shape out = parts[i].shape;
+      Shape a3 = as3d(out, axis);
+      std::vector<std::string> views;
+      bool constant = out[axis].isConst();
+      int64_t total = constant ? out[axis].c : 0;
+      for (size_t j = i; j < i + n; ++j) {
+        Shape b3 = as3d(parts[j].shape, axis);
+        if (a3[0] != b3[0] || a3[2] != b3[2])
+          fail("inputs " + str(parts[i].shape) + " and " + str(parts[j].shape) + " do not agree");
+        if (j > i) {
+          constant = constant && parts[j].shape[axis].isConst();
+          total += constant ? parts[j].shape[axis].c : 0;
+        }
+        views.push_back(view(parts[j].name, parts[j].shape, b3, base + suffix[j - i]));
+      }
+      if (!constant)
+        for (size_t j = i; j < i + n; ++j)
+          staticDim(parts[j].shape[axis], "a concatenated dimension"); // fails at a symbolic one
+      out[axis] = Dim::of(total);
+      std::string t = fresh(base + "_c");
+      body.push_back(t + " = " + call("nn.concat" + std::to_string(n), views) + ";");
+      Shape y3 = {a3[0], out[axis], a3[2]};
+      next.push_back({view(t, y3, out, base + "_cv"), out});
+    }
+    parts = std::move(next);
+  }
+  defineView(0, parts[0].name, parts[0].shape, parts[0].shape, "f32");
 }
 
 void Importer::opSplit() {

@@ -121,6 +121,16 @@ def shapes():
 
 
 @register
+def concat_tree():
+    """Concat of six inputs along axis 1 (channel counts 1 to 6): tdsl-import joins them by a
+    tree, nn.concat4 of the first four and nn.concat2 of the last two, then nn.concat2."""
+    names = ["x%d" % k for k in range(6)]
+    nodes = [helper.make_node("Concat", names, ["cat"], name="cat", axis=1)]
+    return model(nodes, [vi(n, [2, k + 1, 3]) for k, n in enumerate(names)],
+                 [vi("cat", [2, 21, 3])], [])
+
+
+@register
 def broadcast():
     """Add/Sub/Mul/Div/Pow with broadcasting: same shape, bias, per-channel, both sides
     broadcast, scalar constants on either side."""

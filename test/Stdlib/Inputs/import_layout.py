@@ -2,7 +2,7 @@
 # NumPy (float64): broadcast4, expand4, matmul_nt, channel_bias_add, batch_norm, conv2d_ext
 # (asymmetric padding, strides, dilations, groups, depthwise), max_pool2d_ext, avg_pool2d_ext
 # (count_include_pad 0 and 1), embedding (a negative index), sum/mean/max_mid, slice_axis,
-# concat2, pad_axis, swap_axes. Convolution and pooling references are the ONNX evaluator of
+# concat2, concat3, concat4, pad_axis, swap_axes. Convolution and pooling references are the ONNX evaluator of
 # test/Import/Inputs/onnx_ref.py. Data movement is exact; sums rtol 1e-5, atol 1e-5.
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -71,6 +71,11 @@ check("slice_axis", "slice_axis", {"x": x}, {"y": x[:, 1:6:2]}, 0.0, 0.0,
       {"S": 1, "E": 6, "T": 2})
 a, b = uniform((2, 3, 4), 17), uniform((2, 5, 4), 18)
 check("concat2", "concat2", {"a": a, "b": b}, {"y": np.concatenate([a, b], axis=1)}, 0.0, 0.0)
+c, d = uniform((2, 1, 4), 19), uniform((2, 2, 4), 20)
+check("concat3", "concat3", {"a": a, "b": b, "c": c}, {"y": np.concatenate([a, b, c], axis=1)},
+      0.0, 0.0)
+check("concat4", "concat4", {"a": a, "b": b, "c": c, "d": d},
+      {"y": np.concatenate([a, b, c, d], axis=1)}, 0.0, 0.0)
 check("pad_axis", "pad_axis", {"x": a, "v": 0.5},
       {"y": np.pad(a, ((0, 0), (2, 1), (0, 0)), constant_values=0.5)}, 0.0, 0.0,
       {"BF": 2, "AF": 1})
