@@ -191,9 +191,7 @@ std::vector<DerivedFunc> specializeCallees(ir::Module &module, std::vector<Deriv
 /// values (the graph's shapes at the call), becomes that function at those values, in place: its
 /// loops get constant extents and its shape checks fold, and the calls pass no shape arguments. The
 /// schedule ran on the generic form, so binding changes no decision, only what the backends see.
-/// Returns the names bound.
-std::vector<std::string> bindStaticShapes(ir::Module &module,
-                                          const std::function<bool(const std::string &)> &exported);
+void bindStaticShapes(ir::Module &module, const std::function<bool(const std::string &)> &exported);
 
 /// After the producer's schedule script ran on fused function `f`, moves each consumer block
 /// next to the producer: reverse_compute_inline where legal, else reverse_compute_at at the

@@ -78,6 +78,9 @@ std::optional<int64_t> literal(const Expr &e) {
   return std::nullopt;
 }
 
+/// The call of nn.conv2d_depthwise<P, R> or nn.conv2d_depthwise_strided<S, P, R> that computes
+/// `call` (nn.conv2d_ext), if it is a depthwise convolution with a square R x R window, equal
+/// strides, the same padding on every side and no dilation, and the module has that function.
 std::optional<CallBinding> depthwiseCall(const Module &module, const CallBinding &call) {
   if (call.args.size() != 2 || call.constArgs.size() != 9 || call.targets.size() != 1)
     return std::nullopt;

@@ -16,7 +16,6 @@
 #include "passes/graph/GraphUtils.h"
 
 #include <map>
-#include <set>
 
 namespace tdsl::graph {
 
@@ -107,8 +106,7 @@ std::vector<DerivedFunc> specializeCallees(Module &module, std::vector<DerivedFu
   return made;
 }
 
-std::vector<std::string>
-bindStaticShapes(Module &module, const std::function<bool(const std::string &)> &exported) {
+void bindStaticShapes(Module &module, const std::function<bool(const std::string &)> &exported) {
   // Per callee: the values its calls give its shape variables, while every call agrees.
   std::map<std::string, std::optional<std::vector<int64_t>>> agreed;
   for (const Func &f : module.functions()) {
@@ -129,7 +127,6 @@ bindStaticShapes(Module &module, const std::function<bool(const std::string &)> 
         it->second = std::nullopt;
     }
   }
-  std::vector<std::string> bound;
   for (const auto &[name, values] : agreed) {
     if (!values)
       continue;
@@ -146,9 +143,7 @@ bindStaticShapes(Module &module, const std::function<bool(const std::string &)> 
     if (it != module.unscheduled.end() && it->second.as<PrimFunc>() &&
         it->second.as<PrimFunc>()->shapeVars.size() == values->size())
       it->second = bind(it->second);
-    bound.push_back(name);
   }
-  return bound;
 }
 
 } // namespace tdsl::graph

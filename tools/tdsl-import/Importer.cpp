@@ -2219,8 +2219,8 @@ void Importer::opConcat() {
   if (parts.empty())
     fail("every input is empty");
   // Consecutive inputs joined by nn.concat2 to nn.concat4, level by level (a tree): each
-  // element is copied about log4(n) times, where a chain of pairs copied the first input n - 1
-  // times (DenseNet's layers concatenate all the earlier features: 477 copies per call).
+  // element is copied about log4(n) times, where a chain of pairs would copy the first input
+  // n - 1 times (DenseNet's layers concatenate all the earlier features).
   static const char *const suffix[] = {"_a3", "_b3", "_c3", "_d3"};
   while (parts.size() > 1) {
     std::vector<Part> next;

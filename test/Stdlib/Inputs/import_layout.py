@@ -2,8 +2,8 @@
 # NumPy (float64): broadcast4, expand4, matmul_nt, channel_bias_add, batch_norm, conv2d_ext
 # (asymmetric padding, strides, dilations, groups, depthwise), max_pool2d_ext, avg_pool2d_ext
 # (count_include_pad 0 and 1), embedding (a negative index), sum/mean/max_mid, slice_axis,
-# concat2, concat3, concat4, pad_axis, swap_axes. Convolution and pooling references are the ONNX evaluator of
-# test/Import/Inputs/onnx_ref.py. Data movement is exact; sums rtol 1e-5, atol 1e-5.
+# concat2, concat3, concat4, pad_axis, swap_axes. Convolution and pooling references are the
+# ONNX evaluator of test/Import/Inputs/onnx_ref.py. Data movement is exact; sums rtol 1e-5, atol 1e-5.
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Import",
